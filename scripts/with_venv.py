@@ -1,0 +1,81 @@
+"""Set up `.venv` with the pinned dependencies, then run a command inside it.
+
+    python scripts/with_venv.py python -m tutorial run --chapter 1 --demo
+    python scripts/with_venv.py python -m pytest
+
+One command on a fresh machine with only Python: it creates `.venv` beside
+this repository's README, installs requirements-dev.txt (exact versions), and
+reinstalls only when a requirements file changed. A leading `python` in the
+command means the virtual environment's Python; other names (`ruff`, `mypy`)
+are looked up in its scripts folder. Works the same in bash and PowerShell.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+REQUIREMENTS = (ROOT / "requirements.txt", ROOT / "requirements-dev.txt")
+STAMP = VENV / "requirements.sha256"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+
+
+def ensure_venv() -> None:
+    if not PYTHON.exists():
+        print(f"creating {VENV.name}/ ...", file=sys.stderr)
+        venv.create(VENV, with_pip=True)
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in REQUIREMENTS)).hexdigest()
+    if STAMP.exists() and STAMP.read_text().strip() == digest:
+        return
+    print("installing pinned dependencies (requirements-dev.txt) ...", file=sys.stderr)
+    subprocess.run(
+        [
+            str(PYTHON),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+            str(ROOT / "requirements-dev.txt"),
+        ],
+        check=True,
+    )
+    STAMP.write_text(digest + "\n")
+
+
+def resolve(command: list[str]) -> list[str]:
+    program, *rest = command
+    if program in ("python", "python3", "py"):
+        return [str(PYTHON), *rest]
+    candidate = BIN / (program + (".exe" if os.name == "nt" else ""))
+    return [str(candidate) if candidate.exists() else program, *rest]
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    try:
+        ensure_venv()
+    except subprocess.CalledProcessError as error:
+        print(
+            f"installing dependencies failed (exit {error.returncode}); see pip's output above",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        return subprocess.call(resolve(argv), cwd=Path.cwd())
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
