@@ -1,0 +1,81 @@
+"""The human in the loop: asks before a tool with a side effect runs.
+
+The approver is an object handed to the loop, never a global `input()` call
+buried in it: the CLI passes a `TerminalApprover`, tests pass a
+`ScriptedApprover` that answers from a list and records what it was asked.
+
+Every doubt resolves to "no": no terminal, end of input, Ctrl-C at the prompt,
+an answer other than y/yes. A denied call is reported to the model as data.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TextIO
+
+from shared.console import Console, is_terminal
+
+APPROVAL_PROMPT = "允许本次调用? [y/N]"
+NO_TTY_NOTICE = "无交互输入,默认拒绝。"
+YES_ANSWERS = frozenset({"y", "yes"})
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    tool_name: str
+    reason: str
+    arguments: Mapping[str, Any]
+
+
+class Approver(Protocol):
+    def approve(self, request: ApprovalRequest) -> bool: ...
+
+
+class TerminalApprover:
+    """Shows the request and asks `允许本次调用? [y/N]`; only y/yes approves."""
+
+    def __init__(
+        self,
+        console: Console,
+        *,
+        stdin: TextIO | None = None,
+        interactive: bool | None = None,
+    ) -> None:
+        self.console = console
+        self.stdin = stdin or sys.stdin
+        self.interactive = is_terminal(self.stdin) if interactive is None else interactive
+
+    def approve(self, request: ApprovalRequest) -> bool:
+        self.console.approval_request(request.tool_name, request.reason, request.arguments)
+        if not self.interactive:
+            self.console.notice(NO_TTY_NOTICE)
+            return False
+        try:
+            answer = self.console.ask(APPROVAL_PROMPT, self.stdin)
+        except (EOFError, KeyboardInterrupt):
+            self.console.notice("\n已拒绝 (no answer).")
+            return False
+        approved = answer.strip().lower() in YES_ANSWERS
+        if not approved:
+            self.console.notice("已拒绝 denied.")
+        return approved
+
+
+@dataclass
+class ScriptedApprover:
+    """Answers from a list, in order, and records every request it saw."""
+
+    answers: list[bool]
+    requests: list[ApprovalRequest] = field(default_factory=list)
+
+    @classmethod
+    def always(cls, answer: bool, times: int = 1000) -> ScriptedApprover:
+        return cls([answer] * times)
+
+    def approve(self, request: ApprovalRequest) -> bool:
+        self.requests.append(request)
+        if not self.answers:
+            raise AssertionError(f"ScriptedApprover was not told how to answer {request}")
+        return self.answers.pop(0)

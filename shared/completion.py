@@ -1,0 +1,183 @@
+"""One round trip in Chat Completions JSON: the request we send, the reply we accept.
+
+Requests and responses are kept as plain JSON dicts at this boundary, for two
+reasons: `--trace` can show the reader exactly what went over the wire, and
+the scripted model used in tests and `--demo` speaks the same JSON as a real
+provider, so both go through the same parser below.
+
+The parser is where provider differences are absorbed (see the chapter text,
+"格式差异"): tool calls with finish_reason "stop", `content: ""` beside tool
+calls, arguments sent as an object or as an empty string, extra fields,
+empty or repeated tool-call ids, and 200 responses that carry an error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from shared.console import Console
+from shared.contract import check_message_contract
+from shared.errors import (
+    ContentFilterError,
+    OutputTruncatedError,
+    ProviderError,
+    UnsupportedFinishReasonError,
+)
+from shared.messages import AssistantMessage, FunctionCall, Message, ToolCall, to_wire
+from shared.tools import ToolSnapshot
+
+KNOWN_FINISH_REASONS = ("stop", "tool_calls", "length", "content_filter")
+
+
+class ModelClient(Protocol):
+    """Anything that turns a Chat Completions request body into a response body."""
+
+    name: str  # the model id written into the request
+    label: str  # how the console names it; a scripted model says so here
+
+    def complete(self, request: Mapping[str, Any]) -> Mapping[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    message: AssistantMessage
+    finish_reason: str | None
+
+
+def ask_model(
+    model: ModelClient,
+    history: Sequence[Message],
+    snapshot: ToolSnapshot,
+    console: Console,
+    turn: int,
+) -> ModelReply:
+    """Check the contract, send history + tool schemas, parse what comes back."""
+    check_message_contract(history)
+    request = build_request(model.name, history, snapshot)
+    console.trace(f"request {turn}", request)
+    with console.waiting(f"等待模型 waiting for {model.label} (turn {turn})"):
+        body = model.complete(request)
+    console.trace(f"response {turn}", body)
+    taken = (
+        call.id
+        for message in history
+        if isinstance(message, AssistantMessage)
+        for call in message.tool_calls
+    )
+    return parse_completion(body, taken_ids=taken)
+
+
+def build_request(
+    model_name: str, history: Sequence[Message], snapshot: ToolSnapshot
+) -> dict[str, Any]:
+    request: dict[str, Any] = {"model": model_name, "messages": [to_wire(m) for m in history]}
+    if snapshot.names:
+        request["tools"] = list(snapshot.schemas())
+    return request
+
+
+def check_finish_reason(reply: ModelReply) -> None:
+    """Raise for the finish reasons this chapter cannot continue from.
+
+    "stop" and "tool_calls" both pass: whether the loop goes on is decided by
+    the presence of tool calls, never by this field alone.
+    """
+    reason = reply.finish_reason
+    if reason == "length":
+        raise OutputTruncatedError()
+    if reason == "content_filter":
+        raise ContentFilterError()
+    if reason not in KNOWN_FINISH_REASONS:
+        raise UnsupportedFinishReasonError(reason)
+
+
+def parse_completion(body: Mapping[str, Any], taken_ids: Iterable[str] = ()) -> ModelReply:
+    """Turn a response body into an assistant message, absorbing provider differences."""
+    if not isinstance(body, Mapping):
+        raise ProviderError(
+            f"the provider sent a response that is not a JSON object: {body!r:.200}"
+        )
+    if body.get("error"):
+        raise ProviderError(f"the provider returned an error: {_error_text(body['error'])}")
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        raise ProviderError(
+            "the provider's response has no choices (no answer at all); "
+            f"body: {json.dumps(body, ensure_ascii=False)[:200]}"
+        )
+    choice = choices[0]
+    raw = choice.get("message")
+    if not isinstance(raw, Mapping):
+        raise ProviderError("the provider's response has a choice without a message")
+
+    tool_calls = _parse_tool_calls(raw.get("tool_calls") or [], set(taken_ids))
+    content = _text(raw.get("content"))
+    if tool_calls and content == "":
+        content = None  # "" beside tool calls means the same as null
+    reasoning = raw.get("reasoning_content")
+    message = AssistantMessage(
+        content=content,
+        tool_calls=tool_calls,
+        reasoning_content=reasoning if tool_calls and isinstance(reasoning, str) else None,
+    )
+    return ModelReply(message=message, finish_reason=choice.get("finish_reason"))
+
+
+def _parse_tool_calls(raw_calls: object, taken: set[str]) -> tuple[ToolCall, ...]:
+    if not isinstance(raw_calls, list):
+        raise ProviderError(f"the provider sent tool_calls that are not a list: {raw_calls!r:.200}")
+    calls = []
+    for raw in raw_calls:
+        function = raw.get("function") if isinstance(raw, Mapping) else None
+        if not isinstance(function, Mapping):
+            raise ProviderError(f"the provider sent a tool call without a function: {raw!r:.200}")
+        call_id = _unique_id(str(raw.get("id") or ""), taken)
+        taken.add(call_id)
+        calls.append(
+            ToolCall(
+                id=call_id,
+                function=FunctionCall(
+                    name=str(function.get("name") or ""),
+                    arguments=_arguments_string(function.get("arguments")),
+                ),
+            )
+        )
+    return tuple(calls)
+
+
+def _arguments_string(arguments: object) -> str:
+    """Arguments as the JSON string the API expects back; kept byte-for-byte when already one."""
+    if isinstance(arguments, str):
+        return arguments if arguments.strip() else "{}"
+    if arguments is None:
+        return "{}"
+    return json.dumps(arguments, ensure_ascii=False)  # an object, as some providers send
+
+
+def _unique_id(call_id: str, taken: set[str]) -> str:
+    """Empty or repeated ids (seen from Gemini and Kimi) get a fresh one; others stay as sent."""
+    if call_id and call_id not in taken:
+        return call_id
+    base = call_id or "call"
+    number = 1
+    while f"{base}_{number}" in taken:
+        number += 1
+    return f"{base}_{number}"
+
+
+def _text(content: object) -> str | None:
+    """Content as a string; a list of text parts (some providers) is joined."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
+    return str(content)
+
+
+def _error_text(error: object) -> str:
+    if isinstance(error, Mapping):
+        return str(error.get("message") or json.dumps(error, ensure_ascii=False))[:300]
+    return str(error)[:300]

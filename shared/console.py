@@ -1,0 +1,163 @@
+"""What the reader sees: spinner, approval panel, tool output, trace, final answer.
+
+Two rules shape this module. The final answer alone goes to stdout, so
+`python -m tutorial run ... > answer.txt` captures just the answer; everything
+else goes to stderr. And rich rendering is only for a terminal: when stderr is
+not a terminal, or `NO_COLOR` is set, the same information is printed as plain
+lines, which is also what the tests read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:  # rich is imported lazily: `--help` and config errors stay fast
+    from rich.console import Console as RichConsole
+
+TOOL_OUTPUT_PREVIEW_LINES = 20
+
+
+class Console:
+    def __init__(
+        self,
+        *,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        fancy: bool | None = None,
+        trace: bool = False,
+    ) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        if fancy is None:
+            fancy = is_terminal(self.err) and "NO_COLOR" not in os.environ
+        self.fancy = fancy
+        self.tracing = trace
+        self._rich_err: RichConsole | None = None
+        self._rich_out: RichConsole | None = None
+
+    # -- progress ---------------------------------------------------------------------------
+
+    @contextmanager
+    def waiting(self, what: str) -> Iterator[None]:
+        """A spinner on stderr while the model thinks; one plain line otherwise."""
+        if self.fancy:
+            with self._err().status(what, spinner="dots"):
+                yield
+        else:
+            self._plain(f"… {what}")
+            yield
+
+    def info(self, text: str) -> None:
+        if self.fancy:
+            self._err().print(text, style="dim", markup=False, highlight=False)
+        else:
+            self._plain(text)
+
+    def notice(self, text: str) -> None:
+        if self.fancy:
+            self._err().print(text, style="yellow", markup=False, highlight=False)
+        else:
+            self._plain(text)
+
+    def error(self, text: str) -> None:
+        if self.fancy:
+            self._err().print(text, style="bold red", markup=False, highlight=False)
+        else:
+            self._plain(text)
+
+    # -- the data ---------------------------------------------------------------------------
+
+    def trace(self, title: str, payload: Mapping[str, Any]) -> None:
+        """With --trace: the exact JSON of a request or a response."""
+        if not self.tracing:
+            return
+        text = json.dumps(payload, ensure_ascii=False, indent=2)
+        if self.fancy:
+            from rich.rule import Rule
+
+            self._err().print(Rule(title, style="cyan"))
+            self._err().print_json(text)
+        else:
+            self._plain(f"--- {title} ---\n{text}")
+
+    def approval_request(self, tool_name: str, reason: str, arguments: Mapping[str, Any]) -> None:
+        """The three lines a human needs to decide: which tool, why it asks, with what."""
+        args = json.dumps(arguments, ensure_ascii=False)
+        lines = [f"工具 tool: {tool_name}", f"原因 reason: {reason}", f"参数 arguments: {args}"]
+        if self.fancy:
+            from rich.panel import Panel
+            from rich.text import Text
+
+            body = Text("\n".join(lines))
+            self._err().print(Panel(body, title="需要批准 approval needed", border_style="yellow"))
+        else:
+            self._plain("\n".join(lines))
+
+    def ask(self, prompt: str, stdin: TextIO) -> str:
+        """Ask on stderr, read one line; EOF raises EOFError like `input()` does."""
+        if self.fancy:
+            self._err().print(prompt, style="bold", end=" ", markup=False, highlight=False)
+        else:
+            self.err.write(prompt + " ")
+        self.err.flush()
+        line = stdin.readline()
+        if not line:
+            raise EOFError
+        return line
+
+    def tool_result(self, tool_name: str, status: str, content: str) -> None:
+        lines = content.splitlines()
+        preview = lines[:TOOL_OUTPUT_PREVIEW_LINES]
+        if len(lines) > len(preview):
+            preview.append(f"… ({len(lines) - len(preview)} more lines sent to the model)")
+        if self.fancy:
+            from rich.panel import Panel
+            from rich.text import Text
+
+            style = "green" if status == "ok" else "red"
+            title = f"{tool_name} → {status}"
+            self._err().print(Panel(Text("\n".join(preview)), title=title, border_style=style))
+        else:
+            self._plain(f"[{tool_name} → {status}]\n" + "\n".join(preview))
+
+    def answer(self, text: str) -> None:
+        """The final answer, alone on stdout."""
+        if self.fancy and is_terminal(self.out):
+            from rich.markdown import Markdown
+
+            self._out().print(Markdown(text))
+        else:
+            self.out.write(text if text.endswith("\n") else text + "\n")
+            self.out.flush()
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _plain(self, text: str) -> None:
+        self.err.write(text + "\n")
+        self.err.flush()
+
+    def _err(self) -> RichConsole:
+        if self._rich_err is None:
+            from rich.console import Console as RichConsole
+
+            self._rich_err = RichConsole(file=self.err, stderr=True)
+        return self._rich_err
+
+    def _out(self) -> RichConsole:
+        if self._rich_out is None:
+            from rich.console import Console as RichConsole
+
+            self._rich_out = RichConsole(file=self.out)
+        return self._rich_out
+
+
+def is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,111 @@
+"""Every way a run can fail on purpose, as one hierarchy.
+
+A caller catches at the level it cares about: the CLI catches `TutorialError`
+and prints `cli_line()`; a test catches the exact class it names. Each error
+carries the exit code the CLI returns for it, so the codes are stated once:
+
+    0 success · 1 agent failure · 2 usage or config error · 130 interrupted
+
+Tool failures are *not* here: a failing tool returns a `ToolResult` the model
+reads (see `shared/tools.py`), it never raises.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+EXIT_OK = 0
+EXIT_AGENT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class TutorialError(Exception):
+    """Base of every expected failure; the CLI prints one line, never a traceback."""
+
+    exit_code = EXIT_AGENT_FAILURE
+
+    def cli_line(self) -> str:
+        return f"{type(self).__name__}: {self}"
+
+
+class ConfigError(TutorialError):
+    """Settings are missing or malformed; raised before any request is sent."""
+
+    exit_code = EXIT_USAGE
+
+    def cli_line(self) -> str:
+        return f"配置错误: {self}"
+
+
+class AgentError(TutorialError):
+    """The loop stopped without an answer."""
+
+
+class AgentLimitError(AgentError):
+    """The loop used every model request it was allowed."""
+
+    def __init__(self, max_turns: int) -> None:
+        super().__init__(f"Agent exceeded max_turns={max_turns}")
+        self.max_turns = max_turns
+
+
+class FinishReasonError(AgentError):
+    """The provider ended the answer for a reason this chapter does not recover from."""
+
+    def __init__(self, message: str, finish_reason: str | None) -> None:
+        super().__init__(message)
+        self.finish_reason = finish_reason
+
+
+class OutputTruncatedError(FinishReasonError):
+    def __init__(self) -> None:
+        super().__init__(
+            "Model output reached the token limit (finish_reason=length). "
+            "Chapter 11 adds continuation after truncation; for now shorten the task "
+            "or use a model with a larger output limit.",
+            "length",
+        )
+
+
+class ContentFilterError(FinishReasonError):
+    def __init__(self) -> None:
+        super().__init__(
+            "The provider's content filter stopped the answer (finish_reason=content_filter). "
+            "Rephrase the prompt or try another model.",
+            "content_filter",
+        )
+
+
+class UnsupportedFinishReasonError(FinishReasonError):
+    def __init__(self, finish_reason: str | None) -> None:
+        shown = "null" if finish_reason is None else finish_reason
+        super().__init__(f"Unsupported finish_reason: {shown}", finish_reason)
+
+
+class EmptyReplyError(AgentError):
+    """The model answered with neither text nor tool calls: never a silent empty answer."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The model returned neither text nor tool calls; there is no answer to show. "
+            "Run again, or use --trace to see the raw response."
+        )
+
+
+class MessageContractError(AgentError):
+    """The history breaks the tool-call pairing rule; caught here instead of as a vague 400."""
+
+
+class ProviderError(AgentError):
+    """The model endpoint failed; the message names the HTTP status and the fix."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def quoted_ids(ids: Iterable[str]) -> str:
+    """Render ids as a JSON list (`["call_2"]`), the form the error messages promise."""
+    return json.dumps(list(ids), ensure_ascii=False)

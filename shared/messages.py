@@ -1,0 +1,84 @@
+"""The four message roles of the history, as frozen pydantic models.
+
+The history is the agent's whole memory: a list of these, appended to and never
+edited. Freezing each message makes "never edited" a property of the code, not
+a habit. `to_wire()` gives the dict the Chat Completions API expects; it is
+computed once per message, because the same history is sent again every turn.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class _HistoryMessage(_Frozen):
+    """A message that can be sent: its wire dict is built once, at construction.
+
+    The same history goes out again on every turn, so serialising each message
+    once keeps the per-turn cost flat as the history grows (scripts/bench_loop.py).
+    """
+
+    omitted_when_empty: ClassVar[tuple[str, ...]] = ()
+    _wire: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def model_post_init(self, context: Any, /) -> None:
+        wire = self.model_dump(mode="json")
+        for key in self.omitted_when_empty:
+            if not wire.get(key):
+                del wire[key]
+        self._wire = wire
+
+
+class FunctionCall(_Frozen):
+    name: str
+    arguments: str  # a JSON string, kept byte-for-byte as the model wrote it
+
+
+class ToolCall(_Frozen):
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class SystemMessage(_HistoryMessage):
+    role: Literal["system"] = "system"
+    content: str
+
+
+class UserMessage(_HistoryMessage):
+    role: Literal["user"] = "user"
+    content: str
+
+
+class AssistantMessage(_HistoryMessage):
+    omitted_when_empty = ("tool_calls", "reasoning_content")
+
+    role: Literal["assistant"] = "assistant"
+    content: str | None = None  # null stays null: a tools-only turn has no text
+    tool_calls: tuple[ToolCall, ...] = ()
+    # DeepSeek's thinking mode rejects the next request unless this comes back
+    # with the tool calls it led to; kept only on messages that carry tool calls.
+    reasoning_content: str | None = None
+
+
+class ToolMessage(_HistoryMessage):
+    role: Literal["tool"] = "tool"
+    tool_call_id: str
+    content: str
+
+
+Message = Annotated[
+    SystemMessage | UserMessage | AssistantMessage | ToolMessage,
+    Field(discriminator="role"),
+]
+
+
+def to_wire(message: Message) -> dict[str, Any]:
+    """The message as the API wants it; shared, so callers must not mutate it."""
+    return message._wire
