@@ -1,0 +1,105 @@
+"""Chapter 1: the agent loop, the only thing between a model and the real world.
+
+Read `run_agent` beside docs/ch01-agent-loop.md, "五个步骤": the numbered
+comments are the five steps of the text. The loop ends in exactly one of four
+ways: a text answer, an error for an empty reply, an error for a finish_reason
+it cannot continue from, or `AgentLimitError` when no request is left.
+"""
+
+from __future__ import annotations
+
+from chapters.ch01.prompt import SYSTEM_PROMPT
+from shared.approval import ApprovalRequest, Approver
+from shared.completion import ModelClient, ask_model, check_finish_reason
+from shared.console import Console
+from shared.errors import AgentLimitError, EmptyReplyError
+from shared.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from shared.tools import PreparedCall, ToolRegistry, ToolResult, ToolSnapshot
+
+DEFAULT_MAX_TURNS = 20
+
+
+def run_agent(
+    prompt: str,
+    *,
+    model: ModelClient,
+    tools: ToolRegistry,
+    approver: Approver,
+    console: Console,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    history: list[Message] | None = None,
+) -> str:
+    """Run the loop until the model answers in text; return that text."""
+    history = [] if history is None else history  # pass a list in to watch it grow
+    if not history:
+        history.append(SystemMessage(content=SYSTEM_PROMPT))
+    history.append(UserMessage(content=prompt))  # 1. the prompt enters the history
+
+    for turn in range(1, max_turns + 1):  # max_turns counts model requests
+        snapshot = tools.snapshot()  # 2. freeze the tools this request may see and use
+        reply = ask_model(model, history, snapshot, console, turn)
+        check_finish_reason(reply)  # length, content_filter, unknown: stop with an error
+        history.append(reply.message)  # 3. the assistant message, as it came
+
+        if not reply.message.tool_calls:  # the only exit: no tool calls
+            return final_answer(reply.message)
+
+        for call in reply.message.tool_calls:  # 4. each call, in order, gets one result
+            result = run_tool_call(call, snapshot, approver, console)
+            history.append(ToolMessage(tool_call_id=call.id, content=result.content))
+        # 5. the results are in the history; the `for` goes back to step 2
+
+    raise AgentLimitError(max_turns)
+
+
+def final_answer(message: AssistantMessage) -> str:
+    """Text only: the answer. Neither text nor tool calls: an explicit failure."""
+    if message.content is None or not message.content.strip():
+        raise EmptyReplyError()
+    return message.content
+
+
+def run_tool_call(
+    call: ToolCall, snapshot: ToolSnapshot, approver: Approver, console: Console
+) -> ToolResult:
+    """Look up, parse, validate, approve, execute: every failure comes back as a result."""
+    prepared = snapshot.prepare(call)  # no side effects: nothing runs before approval
+    if isinstance(prepared, ToolResult):
+        result = prepared
+    elif not is_approved(prepared, approver, console):
+        result = DENIED
+    else:
+        result = prepared.invoke()
+    console.tool_result(call.function.name, result.status, result.content)
+    return result
+
+
+DENIED = ToolResult(
+    "denied",
+    "denied: the human did not approve this call, so it did not run. "
+    "Do not repeat it unchanged: try another way, or answer in plain text.",
+)
+
+
+def is_approved(prepared: PreparedCall, approver: Approver, console: Console) -> bool:
+    """Ask the human when the tool has a side effect. If asking itself fails, deny."""
+    effect = prepared.tool.side_effect
+    if not effect.needs_approval:
+        return True
+    request = ApprovalRequest(
+        tool_name=prepared.tool.name,
+        reason=effect.approval_reason,
+        arguments=prepared.args.model_dump(),
+    )
+    try:
+        return approver.approve(request)
+    except Exception as error:  # a safety check that fails must not let the call through
+        console.error(f"approval failed ({type(error).__name__}: {error}); the call is denied")
+        return False

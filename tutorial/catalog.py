@@ -1,0 +1,82 @@
+"""The chapters of the tutorial: what each teaches, and which ones exist yet.
+
+Only this table knows where a chapter lives; the dispatcher imports a chapter
+when it is run, so `python -m tutorial --help` loads no chapter at all.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+CHAPTERS_ROOT = Path(__file__).resolve().parent.parent / "chapters"
+
+
+@dataclass(frozen=True)
+class Chapter:
+    number: int
+    title: str
+    title_zh: str
+    ready: bool = False
+
+    @property
+    def package(self) -> str:
+        return f"chapters.ch{self.number:02d}"
+
+    @property
+    def folder(self) -> Path:
+        return CHAPTERS_ROOT / f"ch{self.number:02d}"
+
+    def command(self) -> click.Command:
+        """The chapter's click command, imported only now."""
+        module = importlib.import_module(f"{self.package}.cli")
+        command: click.Command = module.command
+        return command
+
+
+CHAPTERS = (
+    Chapter(1, "the agent loop", "智能体循环", ready=True),
+    Chapter(2, "file tools and a path boundary", "文件工具与路径边界"),
+    Chapter(3, "permission policy, audit, four-state decisions", "权限策略、审计与四态决策"),
+    Chapter(4, "hooks", "钩子"),
+    Chapter(5, "a todo plan", "待办计划"),
+    Chapter(6, "sub-agents", "子智能体"),
+    Chapter(7, "skills loaded on demand", "按需加载的技能"),
+    Chapter(8, "context compaction and offloading big output", "上下文压缩与大输出落盘"),
+    Chapter(9, "memory across sessions", "跨会话记忆"),
+    Chapter(10, "system prompt assembly", "系统提示词组装"),
+    Chapter(11, "error recovery", "错误恢复"),
+    Chapter(12, "a persistent task graph", "持久化任务图"),
+    Chapter(13, "background tasks", "后台任务"),
+    Chapter(14, "scheduling", "调度"),
+    Chapter(15, "agent teams", "智能体团队"),
+    Chapter(16, "team protocols", "团队协议"),
+    Chapter(17, "autonomous agents", "自主智能体"),
+    Chapter(18, "worktree isolation", "工作树隔离"),
+    Chapter(19, "MCP tool pools", "MCP 工具池"),
+    Chapter(20, "the capstone: one agent composing them all", "终章:组合一切的智能体"),
+)
+
+
+class UnknownChapterError(click.UsageError):
+    pass
+
+
+def find_chapter(number: int) -> Chapter:
+    """The chapter, or a usage error that says which chapters can run."""
+    ready = ", ".join(str(c.number) for c in CHAPTERS if c.ready)
+    for chapter in CHAPTERS:
+        if chapter.number == number:
+            if not chapter.ready:
+                raise UnknownChapterError(
+                    f"Chapter {number} ({chapter.title}) is planned but not written yet. "
+                    f"Chapters you can run: {ready}"
+                )
+            return chapter
+    raise UnknownChapterError(
+        f"Unknown chapter: {number}. The tutorial has chapters 1-{len(CHAPTERS)}; "
+        f"chapters you can run: {ready}"
+    )

@@ -1,0 +1,112 @@
+"""The dispatcher: `python -m tutorial run|list|diff`.
+
+`run --chapter N ...` hands every option after the chapter number to chapter
+N's own command, so `python -m tutorial run --chapter 1 --prompt x` and
+`python -m chapters.ch01 --prompt x` are the same program. Chapters are
+imported only when run: `--help` and `list` load no chapter and no SDK.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import click
+
+from shared.cli import MISSING_PROMPT_KEY, execute
+from tutorial.catalog import CHAPTERS, find_chapter
+
+PROG_NAME = "python -m tutorial"
+BOTH_REQUIRED = "Both --chapter and --prompt are required"
+
+
+class _Dispatcher(click.Group):
+    """A group whose errors say what to type instead."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0]
+        if name not in self.commands:
+            raise click.UsageError(
+                f"Unknown command: {name}. Expected command: run (or: {', '.join(self.commands)})"
+            )
+        return super().resolve_command(ctx, args)
+
+
+@click.group(cls=_Dispatcher, invoke_without_command=True)
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Build a coding agent one chapter at a time.
+
+    \b
+      python -m tutorial run --chapter 1 --demo
+      python -m tutorial run --chapter 1 --prompt "List the files here"
+      python -m tutorial list
+      python -m tutorial diff --chapter 1
+    """
+    if ctx.invoked_subcommand is None:
+        raise click.UsageError("Expected command: run")
+
+
+@cli.command(
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True},
+    add_help_option=False,
+)
+@click.option("--chapter", type=int, help="Which chapter's agent to run.")
+@click.argument("chapter_args", nargs=-1, type=click.UNPROCESSED)
+def run(chapter: int | None, chapter_args: tuple[str, ...]) -> None:
+    """Run a chapter's agent: run --chapter N --prompt "..." [chapter options]."""
+    args = list(chapter_args)
+    if chapter is None:
+        if "--help" in args:
+            click.echo(_run_help())
+            return
+        raise click.UsageError(
+            "--chapter is required, e.g. --chapter 1 --demo" if "--demo" in args else BOTH_REQUIRED
+        )
+    command = find_chapter(chapter).command()
+    command.main(
+        args,
+        prog_name=f"{PROG_NAME} run --chapter {chapter}",
+        standalone_mode=False,
+        obj={MISSING_PROMPT_KEY: BOTH_REQUIRED},
+    )
+
+
+@cli.command(name="list")
+def list_chapters() -> None:
+    """Show the chapters and what each teaches."""
+    for chapter in CHAPTERS:
+        status = "ready" if chapter.ready else "planned"
+        click.echo(f"{chapter.number:>2}  {status:<7}  {chapter.title} · {chapter.title_zh}")
+
+
+@cli.command()
+@click.option("--chapter", type=int, required=True, help="The chapter to show.")
+def diff(chapter: int) -> None:
+    """Show what chapter N adds to chapter N-1 (for chapter 1: its own files)."""
+    from tutorial.diff import chapter_diff
+
+    text = chapter_diff(find_chapter(chapter))
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.syntax import Syntax
+
+        Console().print(Syntax(text, "diff", word_wrap=True))
+    else:
+        click.echo(text)
+
+
+def _run_help() -> str:
+    ready = ", ".join(str(c.number) for c in CHAPTERS if c.ready)
+    return (
+        f"Usage: {PROG_NAME} run --chapter N --prompt TEXT [chapter options]\n\n"
+        "  Run chapter N's agent. Chapters you can run: " + ready + ".\n\n"
+        "  Every chapter has --prompt, --max-turns, --trace and --demo; see a\n"
+        f"  chapter's own options with: {PROG_NAME} run --chapter 1 --help"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return execute(cli, sys.argv[1:] if argv is None else argv, prog_name=PROG_NAME)
