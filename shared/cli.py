@@ -1,23 +1,27 @@
 """What every chapter's command line shares: the common options and the error policy.
 
 `python -m chapters.chNN` and `python -m tutorial run --chapter N` run the
-same click command; both go through `execute`, which turns every expected
-failure into one line on stderr and an exit code (see shared/errors.py):
-no traceback for a typo, a missing key, a provider error, or Ctrl-C.
+same click command. Both entry points are `FriendlyCommand`/`FriendlyGroup`,
+whose `main` turns every expected failure into one line on stderr and an exit
+code (see shared/errors.py): no traceback for a typo, a missing key, a provider
+error, or Ctrl-C. Click's own test runner sees exactly what a user sees.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from shared.completion import ModelClient
 from shared.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, TutorialError
+
+if TYPE_CHECKING:  # pydantic-backed modules stay unloaded for --help
+    from shared.completion import ModelClient
 
 F = TypeVar("F", bound=Callable[..., Any])
 MISSING_PROMPT_KEY = "missing_prompt_message"
@@ -62,34 +66,56 @@ def require_prompt(prompt: str | None, demo: bool) -> None:
     raise click.UsageError(message)
 
 
-def execute(
-    command: click.Command,
-    args: Sequence[str],
-    *,
-    prog_name: str,
-    obj: dict[str, Any] | None = None,
-) -> int:
-    """Run a click command and map every expected failure to one line and an exit code."""
+class FriendlyCommand(click.Command):
+    """A click command whose `main` prints one line per failure instead of a traceback."""
+
+    def main(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any
+    ) -> int:
+        standalone = extra.pop("standalone_mode", True)
+        run = super().main
+        return _friendly(lambda: run(args, prog_name, standalone_mode=False, **extra), standalone)
+
+
+class FriendlyGroup(click.Group):
+    """The same error policy for a group of commands (the dispatcher)."""
+
+    def main(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any
+    ) -> int:
+        standalone = extra.pop("standalone_mode", True)
+        run = super().main
+        return _friendly(lambda: run(args, prog_name, standalone_mode=False, **extra), standalone)
+
+
+def _friendly(run: Callable[[], Any], standalone: bool) -> int:
+    """Run a click `main` and map every expected failure to one line and an exit code."""
     try:
-        result = command.main(list(args), prog_name=prog_name, standalone_mode=False, obj=obj)
+        result = run()
+        code = result if isinstance(result, int) else EXIT_OK
     except click.NoSuchOption as error:
         _say(f"Unknown argument: {error.option_name}")
-        _say_suggestion(error.option_name, error.possibilities or [], command)
-        return EXIT_USAGE
+        close = difflib.get_close_matches(error.option_name, error.possibilities or [], n=1)
+        if close:
+            _say(f"Did you mean {close[0]}?")
+        code = EXIT_USAGE
     except click.UsageError as error:
         _say(_usage_line(error))
-        _say(f"Run `{prog_name} --help` to see the options.")
-        return EXIT_USAGE
+        if error.ctx is not None:
+            _say(f"Run `{error.ctx.command_path} --help` to see the options.")
+        code = EXIT_USAGE
     except click.ClickException as error:
         _say(error.format_message())
-        return error.exit_code
+        code = error.exit_code
     except TutorialError as error:
         _say(error.cli_line())
-        return error.exit_code
+        code = error.exit_code
     except (click.Abort, KeyboardInterrupt):
         _say("已中断 interrupted.")
-        return EXIT_INTERRUPTED
-    return result if isinstance(result, int) else EXIT_OK
+        code = EXIT_INTERRUPTED
+    if standalone:
+        sys.exit(code)
+    return code
 
 
 def select_model(*, demo: bool, demo_model: Callable[[], ModelClient], cwd: Path) -> ModelClient:
@@ -113,17 +139,6 @@ def _usage_line(error: click.UsageError) -> str:
     if message.startswith(prefix):  # "... (foo)" or "...s (foo bar)"
         return "Unknown argument: " + message.split("(", 1)[-1].rstrip(")")
     return message
-
-
-def _say_suggestion(name: str | None, possibilities: Sequence[str], command: click.Command) -> None:
-    if not name:
-        return
-    options = list(possibilities) or [
-        opt for param in command.params for opt in getattr(param, "opts", [])
-    ]
-    close = difflib.get_close_matches(name, options, n=1)
-    if close:
-        _say(f"Did you mean {close[0]}?")
 
 
 def _say(line: str) -> None:

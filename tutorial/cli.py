@@ -13,14 +13,14 @@ from collections.abc import Sequence
 
 import click
 
-from shared.cli import MISSING_PROMPT_KEY, execute
+from shared.cli import MISSING_PROMPT_KEY, FriendlyGroup
 from tutorial.catalog import CHAPTERS, find_chapter
 
 PROG_NAME = "python -m tutorial"
 BOTH_REQUIRED = "Both --chapter and --prompt are required"
 
 
-class _Dispatcher(click.Group):
+class _Dispatcher(FriendlyGroup):
     """A group whose errors say what to type instead."""
 
     def resolve_command(
@@ -29,7 +29,7 @@ class _Dispatcher(click.Group):
         name = args[0]
         if name not in self.commands:
             raise click.UsageError(
-                f"Unknown command: {name}. Expected command: run (or: {', '.join(self.commands)})"
+                f"Unknown command: {name}. Expected command: run (others: list, diff)"
             )
         return super().resolve_command(ctx, args)
 
@@ -66,12 +66,10 @@ def run(chapter: int | None, chapter_args: tuple[str, ...]) -> None:
             "--chapter is required, e.g. --chapter 1 --demo" if "--demo" in args else BOTH_REQUIRED
         )
     command = find_chapter(chapter).command()
-    command.main(
-        args,
-        prog_name=f"{PROG_NAME} run --chapter {chapter}",
-        standalone_mode=False,
-        obj={MISSING_PROMPT_KEY: BOTH_REQUIRED},
-    )
+    prog_name = f"{PROG_NAME} run --chapter {chapter}"
+    # Parse and invoke directly: errors rise to the dispatcher's one error policy.
+    with command.make_context(prog_name, args, obj={MISSING_PROMPT_KEY: BOTH_REQUIRED}) as sub:
+        command.invoke(sub)
 
 
 @cli.command(name="list")
@@ -109,4 +107,4 @@ def _run_help() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return execute(cli, sys.argv[1:] if argv is None else argv, prog_name=PROG_NAME)
+    return cli.main(argv, prog_name=PROG_NAME)

@@ -6,7 +6,6 @@ the loop receives them, which is what lets the tests hand it scripted ones.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 
 import click
@@ -15,14 +14,22 @@ from chapters.ch01.demo import DEMO_PROMPT, demo_model
 from chapters.ch01.loop import DEFAULT_MAX_TURNS, run_agent
 from chapters.ch01.shell_tool import make_shell_tool
 from shared.approval import TerminalApprover
-from shared.cli import common_options, execute, require_prompt, select_model, working_directory
+from shared.cli import (
+    FriendlyCommand,
+    common_options,
+    require_prompt,
+    select_model,
+    working_directory,
+)
 from shared.console import Console
 from shared.tools import ToolRegistry
 
 PROG_NAME = "python -m chapters.ch01"
 
 
-@click.command(name="ch01", help="Chapter 1: the agent loop with one tool, shell.")
+@click.command(
+    name="ch01", cls=FriendlyCommand, help="Chapter 1: the agent loop with one tool, shell."
+)
 @common_options(default_max_turns=DEFAULT_MAX_TURNS)
 def command(prompt: str | None, max_turns: int, trace: bool, demo: bool) -> None:
     require_prompt(prompt, demo)
@@ -46,4 +53,4 @@ def command(prompt: str | None, max_turns: int, trace: bool, demo: bool) -> None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return execute(command, sys.argv[1:] if argv is None else argv, prog_name=PROG_NAME)
+    return command.main(argv, prog_name=PROG_NAME)
