@@ -14,19 +14,20 @@ empty or repeated tool-call ids, and 200 responses that carry an error.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from shared.console import Console
-from shared.contract import check_message_contract
+from shared.contract import ContractChecker
 from shared.errors import (
     ContentFilterError,
     OutputTruncatedError,
     ProviderError,
     UnsupportedFinishReasonError,
+    one_line,
 )
-from shared.messages import AssistantMessage, FunctionCall, Message, ToolCall, to_wire
+from shared.messages import AssistantMessage, FunctionCall, Message, ToolCall
 from shared.tools import ToolSnapshot
 
 KNOWN_FINISH_REASONS = ("stop", "tool_calls", "length", "content_filter")
@@ -53,27 +54,26 @@ def ask_model(
     snapshot: ToolSnapshot,
     console: Console,
     turn: int,
+    contract: ContractChecker | None = None,
 ) -> ModelReply:
-    """Check the contract, send history + tool schemas, parse what comes back."""
-    check_message_contract(history)
-    request = build_request(model.name, history, snapshot)
+    """Check the contract, send history + tool schemas, parse what comes back.
+
+    Pass the same `contract` every turn so it checks only what is new.
+    """
+    checked = (contract or ContractChecker()).check(history)
+    request = build_request(model.name, checked.messages, snapshot)
     console.trace(f"request {turn}", request)
     with console.waiting(f"等待模型 waiting for {model.label} (turn {turn})"):
         body = model.complete(request)
     console.trace(f"response {turn}", body)
-    taken = (
-        call.id
-        for message in history
-        if isinstance(message, AssistantMessage)
-        for call in message.tool_calls
-    )
-    return parse_completion(body, taken_ids=taken)
+    return parse_completion(body, taken_ids=checked.call_ids)
 
 
 def build_request(
-    model_name: str, history: Sequence[Message], snapshot: ToolSnapshot
+    model_name: str, messages: list[dict[str, Any]], snapshot: ToolSnapshot
 ) -> dict[str, Any]:
-    request: dict[str, Any] = {"model": model_name, "messages": [to_wire(m) for m in history]}
+    """The request body: the model id, the history in wire form, the snapshot's schemas."""
+    request: dict[str, Any] = {"model": model_name, "messages": messages}
     if snapshot.names:
         request["tools"] = list(snapshot.schemas())
     return request
@@ -94,7 +94,9 @@ def check_finish_reason(reply: ModelReply) -> None:
         raise UnsupportedFinishReasonError(reason)
 
 
-def parse_completion(body: Mapping[str, Any], taken_ids: Iterable[str] = ()) -> ModelReply:
+def parse_completion(
+    body: Mapping[str, Any], taken_ids: Collection[str] = frozenset()
+) -> ModelReply:
     """Turn a response body into an assistant message, absorbing provider differences."""
     if not isinstance(body, Mapping):
         raise ProviderError(
@@ -113,7 +115,7 @@ def parse_completion(body: Mapping[str, Any], taken_ids: Iterable[str] = ()) -> 
     if not isinstance(raw, Mapping):
         raise ProviderError("the provider's response has a choice without a message")
 
-    tool_calls = _parse_tool_calls(raw.get("tool_calls") or [], set(taken_ids))
+    tool_calls = _parse_tool_calls(raw.get("tool_calls") or [], taken_ids)
     content = _text(raw.get("content"))
     if tool_calls and content == "":
         content = None  # "" beside tool calls means the same as null
@@ -126,16 +128,15 @@ def parse_completion(body: Mapping[str, Any], taken_ids: Iterable[str] = ()) -> 
     return ModelReply(message=message, finish_reason=choice.get("finish_reason"))
 
 
-def _parse_tool_calls(raw_calls: object, taken: set[str]) -> tuple[ToolCall, ...]:
+def _parse_tool_calls(raw_calls: object, taken: Collection[str]) -> tuple[ToolCall, ...]:
     if not isinstance(raw_calls, list):
         raise ProviderError(f"the provider sent tool_calls that are not a list: {raw_calls!r:.200}")
-    calls = []
+    calls: list[ToolCall] = []
     for raw in raw_calls:
         function = raw.get("function") if isinstance(raw, Mapping) else None
         if not isinstance(function, Mapping):
             raise ProviderError(f"the provider sent a tool call without a function: {raw!r:.200}")
-        call_id = _unique_id(str(raw.get("id") or ""), taken)
-        taken.add(call_id)
+        call_id = _unique_id(str(raw.get("id") or ""), taken, {call.id for call in calls})
         calls.append(
             ToolCall(
                 id=call_id,
@@ -157,13 +158,13 @@ def _arguments_string(arguments: object) -> str:
     return json.dumps(arguments, ensure_ascii=False)  # an object, as some providers send
 
 
-def _unique_id(call_id: str, taken: set[str]) -> str:
+def _unique_id(call_id: str, taken: Collection[str], this_message: set[str]) -> str:
     """Empty or repeated ids (seen from Gemini and Kimi) get a fresh one; others stay as sent."""
-    if call_id and call_id not in taken:
+    if call_id and call_id not in taken and call_id not in this_message:
         return call_id
     base = call_id or "call"
     number = 1
-    while f"{base}_{number}" in taken:
+    while f"{base}_{number}" in taken or f"{base}_{number}" in this_message:
         number += 1
     return f"{base}_{number}"
 
@@ -179,5 +180,5 @@ def _text(content: object) -> str | None:
 
 def _error_text(error: object) -> str:
     if isinstance(error, Mapping):
-        return str(error.get("message") or json.dumps(error, ensure_ascii=False))[:300]
-    return str(error)[:300]
+        return one_line(str(error.get("message") or json.dumps(error, ensure_ascii=False)), 300)
+    return one_line(str(error), 300)

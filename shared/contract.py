@@ -5,52 +5,102 @@ answered by exactly one `role: "tool"` message, right after it, before the next
 user or assistant message. A history that breaks this gets a 400 from the
 provider whose wording differs per provider; checking it here turns that into
 one clear `MessageContractError` that points at our own bug.
+
+The loop checks before every request, and the history only grows, so the
+`ContractChecker` remembers how far it got and checks only the new messages:
+re-reading the whole history each turn would make a long session quadratic.
+It hands back the checked messages in wire form, so what is sent is exactly
+what was checked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from shared.errors import MessageContractError, quoted_ids
-from shared.messages import AssistantMessage, Message, ToolMessage
+from shared.messages import Message
 
 
-def check_message_contract(history: Sequence[Message]) -> None:
-    """Raise `MessageContractError` unless every tool call has exactly one result."""
-    seen_call_ids: set[str] = set()
-    open_calls: list[str] = []  # calls of the latest assistant message not yet answered
-    answered: set[str] = set()
+@dataclass(frozen=True)
+class CheckedHistory:
+    messages: list[dict[str, Any]]  # the wire form of exactly the messages checked
+    call_ids: Collection[str]  # every tool-call id so far; new ids must not repeat them
 
-    for message in history:
-        if isinstance(message, ToolMessage):
+
+class ContractChecker:
+    """Checks a growing history incrementally; starts over if it was not just appended to."""
+
+    _checked: int  # how many messages of the history were read
+    _ends: tuple[Message, Message] | None  # its first and last message then
+    _seen: set[str]  # every tool-call id so far
+    _open: list[str]  # calls of the latest assistant message not yet answered
+    _answered: set[str]
+    _wire: list[dict[str, Any]]
+
+    def __init__(self) -> None:
+        self._start_over()
+
+    def check(self, history: Sequence[Message]) -> CheckedHistory:
+        """Raise `MessageContractError` unless every tool call has exactly one result."""
+        if not self._extends_what_was_checked(history):
+            self._start_over()
+        try:
+            for message in history[self._checked :]:
+                self._read(message)
+        except MessageContractError:
+            self._start_over()
+            raise
+        self._checked = len(history)
+        self._ends = (history[0], history[-1]) if history else None
+        if self._open:  # the next request would go out with calls unanswered
+            raise MessageContractError(f"missing tool results for ids: {quoted_ids(self._open)}")
+        return CheckedHistory(messages=list(self._wire), call_ids=self._seen)
+
+    def _start_over(self) -> None:
+        self._checked, self._ends = 0, None
+        self._seen, self._open, self._answered, self._wire = set(), [], set(), []
+
+    def _extends_what_was_checked(self, history: Sequence[Message]) -> bool:
+        if self._ends is None:
+            return self._checked == 0
+        return (
+            len(history) >= self._checked
+            and history[0] is self._ends[0]
+            and history[self._checked - 1] is self._ends[1]
+        )
+
+    def _read(self, message: Message) -> None:
+        self._wire.append(message.wire)
+        if message.role == "tool":
             call_id = message.tool_call_id
-            if call_id in answered:
+            if call_id in self._open:
+                self._open.remove(call_id)
+                self._answered.add(call_id)
+            elif call_id in self._answered:
                 raise MessageContractError(
                     f"duplicate tool results for ids: {quoted_ids([call_id])}"
                 )
-            if call_id not in open_calls:
+            else:
                 raise MessageContractError(
                     f"tool result without a matching tool call: {quoted_ids([call_id])}"
                 )
-            open_calls.remove(call_id)
-            answered.add(call_id)
-            continue
-
-        _require_answered(open_calls)  # any other role closes the previous calls
-        answered.clear()
-        if isinstance(message, AssistantMessage):
+            return
+        if self._open:  # any other role closes the previous calls
+            raise MessageContractError(f"missing tool results for ids: {quoted_ids(self._open)}")
+        if message.role == "assistant" and message.tool_calls:
             call_ids = [call.id for call in message.tool_calls]
-            repeated = [cid for cid in call_ids if cid in seen_call_ids or call_ids.count(cid) > 1]
+            repeated = [c for c in call_ids if c in self._seen or call_ids.count(c) > 1]
             if repeated:
                 raise MessageContractError(
                     f"duplicate tool_call ids: {quoted_ids(dict.fromkeys(repeated))}"
                 )
-            seen_call_ids.update(call_ids)
-            open_calls = call_ids
+            self._seen.update(call_ids)
+            self._open = call_ids
+            self._answered = set()
 
-    _require_answered(open_calls)
 
-
-def _require_answered(open_calls: list[str]) -> None:
-    if open_calls:
-        raise MessageContractError(f"missing tool results for ids: {quoted_ids(open_calls)}")
+def check_message_contract(history: Sequence[Message]) -> CheckedHistory:
+    """Check a whole history once (what `ContractChecker.check` does on its first call)."""
+    return ContractChecker().check(history)

@@ -109,3 +109,9 @@ class ProviderError(AgentError):
 def quoted_ids(ids: Iterable[str]) -> str:
     """Render ids as a JSON list (`["call_2"]`), the form the error messages promise."""
     return json.dumps(list(ids), ensure_ascii=False)
+
+
+def one_line(text: str, limit: int) -> str:
+    """A provider's message squeezed into one line of at most `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

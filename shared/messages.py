@@ -2,15 +2,16 @@
 
 The history is the agent's whole memory: a list of these, appended to and never
 edited. Freezing each message makes "never edited" a property of the code, not
-a habit. `to_wire()` gives the dict the Chat Completions API expects; it is
+a habit. `message.wire` is the dict the Chat Completions API expects; it is
 computed once per message, because the same history is sent again every turn.
 """
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Frozen(BaseModel):
@@ -18,21 +19,22 @@ class _Frozen(BaseModel):
 
 
 class _HistoryMessage(_Frozen):
-    """A message that can be sent: its wire dict is built once, at construction.
+    """A message that can be sent: its wire dict is built once, on first use.
 
     The same history goes out again on every turn, so serialising each message
     once keeps the per-turn cost flat as the history grows (scripts/bench_loop.py).
     """
 
     omitted_when_empty: ClassVar[tuple[str, ...]] = ()
-    _wire: dict[str, Any] = PrivateAttr(default_factory=dict)
 
-    def model_post_init(self, context: Any, /) -> None:
+    @cached_property
+    def wire(self) -> dict[str, Any]:
+        """The dict the API expects. Shared between turns: never mutate it."""
         wire = self.model_dump(mode="json")
         for key in self.omitted_when_empty:
             if not wire.get(key):
                 del wire[key]
-        self._wire = wire
+        return wire
 
 
 class FunctionCall(_Frozen):
@@ -77,8 +79,3 @@ Message = Annotated[
     SystemMessage | UserMessage | AssistantMessage | ToolMessage,
     Field(discriminator="role"),
 ]
-
-
-def to_wire(message: Message) -> dict[str, Any]:
-    """The message as the API wants it; shared, so callers must not mutate it."""
-    return message._wire

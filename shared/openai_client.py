@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from shared.config import EXAMPLE_BASE_URL, Settings
-from shared.errors import ProviderError
+from shared.errors import ProviderError, one_line
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -105,7 +105,7 @@ def _provider_said(error: Exception) -> str:
     if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
         message = body["error"].get("message")
     message = message or getattr(error, "message", "")
-    return f" (provider said: {str(message)[:200]})" if message else ""
+    return f" (provider said: {one_line(str(message), 200)})" if message else ""
 
 
 def _root_cause(error: BaseException) -> str:

@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -68,8 +69,9 @@ class Tool:
     side_effect: SideEffect
     run: Callable[[Any], ToolResult]  # receives a validated `args_model` instance
 
+    @cached_property
     def schema(self) -> dict[str, Any]:
-        """The OpenAI function-tool definition, generated from `args_model`."""
+        """The OpenAI function-tool definition, generated from `args_model` once."""
         return {
             "type": "function",
             "function": {
@@ -109,7 +111,7 @@ class ToolSnapshot:
 
     def __init__(self, tools: Mapping[str, Tool]) -> None:
         self._tools = MappingProxyType(dict(tools))
-        self._schemas = tuple(tool.schema() for tool in self._tools.values())
+        self._schemas = tuple(tool.schema for tool in self._tools.values())
 
     @property
     def names(self) -> tuple[str, ...]:

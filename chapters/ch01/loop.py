@@ -12,6 +12,7 @@ from chapters.ch01.prompt import SYSTEM_PROMPT
 from shared.approval import ApprovalRequest, Approver
 from shared.completion import ModelClient, ask_model, check_finish_reason
 from shared.console import Console
+from shared.contract import ContractChecker
 from shared.errors import AgentLimitError, EmptyReplyError
 from shared.messages import (
     AssistantMessage,
@@ -41,10 +42,11 @@ def run_agent(
     if not history:
         history.append(SystemMessage(content=SYSTEM_PROMPT))
     history.append(UserMessage(content=prompt))  # 1. the prompt enters the history
+    contract = ContractChecker()  # checks each request; remembers what it already checked
 
     for turn in range(1, max_turns + 1):  # max_turns counts model requests
         snapshot = tools.snapshot()  # 2. freeze the tools this request may see and use
-        reply = ask_model(model, history, snapshot, console, turn)
+        reply = ask_model(model, history, snapshot, console, turn, contract)
         check_finish_reason(reply)  # length, content_filter, unknown: stop with an error
         history.append(reply.message)  # 3. the assistant message, as it came
 

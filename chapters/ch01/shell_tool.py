@@ -82,12 +82,12 @@ def describe_outcome(command: str, outcome: CommandOutcome, timeout: float) -> T
     if outcome.exit_code != 0:
         return ToolResult(
             "shell_failed",
-            f"shell_failed: the command `{command}` ran and exited with code "
-            f"{outcome.exit_code}.\n{streams}",
+            f"shell_failed: the command `{command}` ran; exit code {outcome.exit_code} "
+            f"(non-zero: the command reports a failure).\n{streams}",
         )
     return ToolResult(
         "ok",
-        f"ok: the command `{command}` ran and exited with code 0.\n{streams}",
+        f"ok: the command `{command}` ran; exit code 0.\n{streams}",
     )
 
 
