@@ -1,0 +1,73 @@
+"""A chapter-1 agent with every outside part scripted: model, approver, shell runner, console.
+
+Tests build one with `Harness(steps=..., answers=..., outcomes=...)`, call
+`run(prompt)`, and then read `history`, `model.requests`, `approver.requests`,
+`runner.commands` and `console_text()` to check what happened.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chapters.ch01.loop import DEFAULT_MAX_TURNS, run_agent
+from chapters.ch01.shell_tool import make_shell_tool
+from shared.approval import ScriptedApprover
+from shared.console import Console
+from shared.messages import Message, ToolMessage
+from shared.process import CommandOutcome, Shell
+from shared.scripted import ScriptedModel, Step
+from shared.tools import ToolRegistry
+
+BASH = Shell("bash", ("bash", "-c"))
+
+
+@dataclass
+class FakeRunner:
+    """Returns scripted outcomes in order (default: exit 0, no output) and records commands."""
+
+    outcomes: list[CommandOutcome] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+
+    def __call__(self, command: str, *, cwd: Path, timeout: float) -> CommandOutcome:
+        self.commands.append(command)
+        return self.outcomes.pop(0) if self.outcomes else CommandOutcome(0, "", "")
+
+
+def plain_console() -> Console:
+    return Console(out=io.StringIO(), err=io.StringIO(), fancy=False)
+
+
+class Harness:
+    def __init__(
+        self,
+        steps: Sequence[Step],
+        answers: Sequence[bool] = (),
+        outcomes: Sequence[CommandOutcome] = (),
+    ) -> None:
+        self.model = ScriptedModel(steps)
+        self.approver = ScriptedApprover(list(answers))
+        self.runner = FakeRunner(list(outcomes))
+        self.console = plain_console()
+        self.tools = ToolRegistry([make_shell_tool(Path.cwd(), runner=self.runner, shell=BASH)])
+        self.history: list[Message] = []
+
+    def run(self, prompt: str = "do the task", max_turns: int = DEFAULT_MAX_TURNS) -> str:
+        return run_agent(
+            prompt,
+            model=self.model,
+            tools=self.tools,
+            approver=self.approver,
+            console=self.console,
+            max_turns=max_turns,
+            history=self.history,
+        )
+
+    def console_text(self) -> str:
+        assert isinstance(self.console.err, io.StringIO)
+        return self.console.err.getvalue()
+
+    def tool_messages(self) -> list[ToolMessage]:
+        return [m for m in self.history if isinstance(m, ToolMessage)]

@@ -1,0 +1,78 @@
+"""The approval prompt: three lines, then `允许本次调用? [y/N]`; only y/yes approves."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from chapters.ch01.tests.harness import Harness, plain_console
+from shared.approval import APPROVAL_PROMPT, NO_TTY_NOTICE, ApprovalRequest, TerminalApprover
+from shared.console import Console
+from shared.scripted import response, tool_call
+
+REQUEST = ApprovalRequest("shell", "execute: runs a program", {"command": "echo 42"})
+
+
+def ask(answer: str, console: Console | None = None) -> bool:
+    console = console or plain_console()
+    approver = TerminalApprover(console, stdin=io.StringIO(answer), interactive=True)
+    return approver.approve(REQUEST)
+
+
+def err(console: Console) -> str:
+    assert isinstance(console.err, io.StringIO)
+    return console.err.getvalue()
+
+
+@pytest.mark.parametrize("answer", ["y\n", "yes\n", "Y\n", " YES \n"])
+def test_y_or_yes_approves(answer: str) -> None:
+    assert ask(answer) is True
+
+
+@pytest.mark.parametrize("answer", ["\n", "n\n", "no\n", "yep\n", "ja\n", "y es\n"])
+def test_anything_else_denies(answer: str) -> None:
+    assert ask(answer) is False
+
+
+def test_shows_tool_reason_and_arguments_then_the_prompt() -> None:
+    console = plain_console()
+    ask("y\n", console)
+    lines = err(console).splitlines()
+    assert lines[0].endswith("shell")
+    assert "execute: runs a program" in lines[1]
+    assert '{"command": "echo 42"}' in lines[2]
+    assert lines[3].startswith(APPROVAL_PROMPT) and APPROVAL_PROMPT == "允许本次调用? [y/N]"
+
+
+def test_end_of_input_denies() -> None:
+    assert ask("") is False
+
+
+def test_ctrl_c_at_the_prompt_denies() -> None:
+    class Interrupting(io.StringIO):
+        def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
+            raise KeyboardInterrupt
+
+    approver = TerminalApprover(plain_console(), stdin=Interrupting(), interactive=True)
+    assert approver.approve(REQUEST) is False
+
+
+def test_no_terminal_denies_without_reading() -> None:
+    console = plain_console()
+    stdin = io.StringIO("y\n")  # would approve if it were read
+    approver = TerminalApprover(console, stdin=stdin)  # StringIO is not a TTY
+    assert approver.approve(REQUEST) is False
+    assert NO_TTY_NOTICE in err(console) and NO_TTY_NOTICE == "无交互输入,默认拒绝。"
+    assert stdin.read() == "y\n"
+
+
+def test_no_terminal_in_the_loop_denies_and_the_model_is_told() -> None:
+    h = Harness(
+        steps=[response(None, [tool_call("c1", "shell", '{"command": "ls"}')]), response("ok")]
+    )
+    h.approver = TerminalApprover(h.console, stdin=io.StringIO("y\n"))  # type: ignore[assignment]
+    assert h.run() == "ok"
+    assert h.runner.commands == []
+    assert h.tool_messages()[0].content.startswith("denied")
+    assert NO_TTY_NOTICE in h.console_text()

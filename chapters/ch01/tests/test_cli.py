@@ -1,0 +1,209 @@
+"""The command line, through click's test runner: the errors a reader will hit, word for word."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+import chapters.ch01.cli as chapter_cli
+from shared import approval
+from tutorial.cli import cli
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(autouse=True)
+def _no_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Run in an empty folder with no provider settings, like a fresh checkout."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def tutorial(*args: str, stdin: str | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), input=stdin, prog_name="python -m tutorial")
+
+
+def chapter(*args: str) -> Result:
+    return CliRunner().invoke(chapter_cli.command, list(args), prog_name=chapter_cli.PROG_NAME)
+
+
+def first_line(result: Result) -> str:
+    return result.stderr.splitlines()[0]
+
+
+def assert_no_traceback(result: Result) -> None:
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_no_subcommand() -> None:
+    result = tutorial()
+    assert result.exit_code == 2
+    assert first_line(result) == "Expected command: run"
+
+
+def test_unknown_subcommand() -> None:
+    result = tutorial("rn")
+    assert result.exit_code == 2
+    assert first_line(result).startswith("Unknown command: rn. Expected command: run")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["run"], ["run", "--prompt", "hi"], ["run", "--chapter", "1"], ["run", "--max-turns", "3"]],
+)
+def test_chapter_and_prompt_are_both_required(args: list[str]) -> None:
+    result = tutorial(*args)
+    assert result.exit_code == 2
+    assert first_line(result) == "Both --chapter and --prompt are required"
+    assert_no_traceback(result)
+
+
+@pytest.mark.parametrize("runner", ["tutorial", "chapter"])
+def test_a_mistyped_option_is_named(runner: str) -> None:
+    if runner == "tutorial":
+        result = tutorial("run", "--chapter", "1", "--promt", "hi")
+    else:
+        result = chapter("--promt", "hi")
+    assert result.exit_code == 2
+    assert first_line(result) == "Unknown argument: --promt"
+    assert "Did you mean --prompt?" in result.stderr
+
+
+def test_an_unknown_chapter_is_named() -> None:
+    result = tutorial("run", "--chapter", "99", "--prompt", "hi")
+    assert result.exit_code == 2
+    assert first_line(result).startswith("Unknown chapter: 99.")
+    assert "chapters you can run: 1" in first_line(result)
+
+
+def test_a_planned_chapter_says_it_is_not_written_yet() -> None:
+    result = tutorial("run", "--chapter", "7", "--prompt", "hi")
+    assert result.exit_code == 2
+    assert "Chapter 7 (skills loaded on demand) is planned but not written yet" in result.stderr
+
+
+def test_max_turns_must_be_positive() -> None:
+    result = tutorial("run", "--chapter", "1", "--prompt", "hi", "--max-turns", "0")
+    assert result.exit_code == 2
+    assert "--max-turns" in first_line(result)
+
+
+def test_missing_settings_are_a_config_error_with_exit_2() -> None:
+    result = tutorial("run", "--chapter", "1", "--prompt", "hi")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("配置错误: Missing required settings: OPENAI_BASE_URL,")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stdout == ""
+    assert_no_traceback(result)
+
+
+def test_demo_without_a_terminal_denies_and_still_answers() -> None:
+    result = tutorial("run", "--chapter", "1", "--demo")
+    assert result.exit_code == 0
+    assert "无交互输入,默认拒绝。" in result.stderr
+    assert result.stdout.startswith("[scripted] ")  # labelled as scripted where it speaks
+    assert "denied" in result.stdout
+    assert "scripted" in result.stderr  # and in the status line naming the model
+
+
+def test_demo_approved_runs_the_real_command_and_quotes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(approval, "is_terminal", lambda stream: True)
+    result = tutorial("run", "--chapter", "1", "--demo", stdin="y\n")
+    assert result.exit_code == 0, result.stderr
+    assert "允许本次调用? [y/N]" in result.stderr
+    assert result.stdout.startswith("[scripted] ")
+    assert "exit code 0" in result.stdout and "\n42\n" in result.stdout
+
+
+def test_both_entry_points_run_the_same_agent() -> None:
+    via_dispatcher = tutorial("run", "--chapter", "1", "--demo")
+    via_chapter = chapter("--demo")
+    assert via_dispatcher.exit_code == via_chapter.exit_code == 0
+    assert via_dispatcher.stdout == via_chapter.stdout
+
+
+def test_an_agent_failure_exits_1_with_one_line() -> None:
+    result = tutorial("run", "--chapter", "1", "--demo", "--max-turns", "1")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == "AgentLimitError: Agent exceeded max_turns=1"
+    assert_no_traceback(result)
+
+
+def test_ctrl_c_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(*args: object, **kwargs: object) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(chapter_cli, "run_agent", interrupted)
+    result = tutorial("run", "--chapter", "1", "--demo")
+    assert result.exit_code == 130
+    assert "interrupted" in result.stderr
+    assert_no_traceback(result)
+
+
+def test_trace_prints_each_request_and_response_as_json() -> None:
+    result = tutorial("run", "--chapter", "1", "--demo", "--trace")
+    assert result.exit_code == 0
+    blocks = {}
+    for title in ("request 1", "response 1", "request 2", "response 2"):
+        after = result.stderr.split(f"--- {title} ---\n", 1)[1]
+        decoder = json.JSONDecoder()
+        blocks[title], _ = decoder.raw_decode(after)
+    assert [m["role"] for m in blocks["request 2"]["messages"]] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+    ]
+    assert blocks["response 1"]["choices"][0]["message"]["content"] is None
+    assert "--- " not in result.stdout  # the trace stays off stdout
+
+
+def test_list_shows_every_chapter() -> None:
+    result = tutorial("list")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert len(lines) == 20
+    assert lines[0].split() == ["1", "ready", "the", "agent", "loop", "·", "智能体循环"]
+    assert "planned" in lines[1]
+
+
+def test_diff_of_chapter_1_shows_its_own_files_as_added() -> None:
+    result = tutorial("diff", "--chapter", "1")
+    assert result.exit_code == 0
+    assert "--- /dev/null\n+++ chapters/ch01/loop.py" in result.stdout
+    assert "+def run_agent(" in result.stdout
+    assert "+++ chapters/ch01/tests" not in result.stdout  # tests are listed, not shown
+    assert "test_loop.py" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["-m", "tutorial", "--help"],
+        ["-m", "tutorial", "run", "--chapter", "1", "--prompt", "hi"],
+        ["-m", "chapters.ch01", "--prompt", "hi"],
+    ],
+)
+def test_help_and_config_errors_do_not_import_openai(argv: list[str], tmp_path: Path) -> None:
+    probe = (
+        "import runpy, sys\n"
+        f"sys.argv = ['x', *{argv[2:]!r}]\n"
+        "try:\n"
+        f"    runpy.run_module({argv[1]!r}, run_name='__main__')\n"
+        "except SystemExit as exit:\n"
+        "    print('RESULT', exit.code, 'openai' in sys.modules)\n"
+    )
+    env = {"PATH": "", "PYTHONPATH": str(REPO), "PYTHONUTF8": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    marker, exit_code, imported = done.stdout.splitlines()[-1].split()
+    assert marker == "RESULT", done.stdout + done.stderr
+    assert exit_code in ("0", "2")  # help, or the config error
+    assert imported == "False"

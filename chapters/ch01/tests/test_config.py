@@ -1,0 +1,97 @@
+"""Settings: from the environment, else .env; every missing name at once; bad URLs with the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shared.config import SETTING_NAMES, load_settings
+from shared.errors import ConfigError
+
+GOOD = {
+    "OPENAI_BASE_URL": "https://api.openai.com/v1",
+    "OPENAI_API_KEY": "sk-test",
+    "OPENAI_MODEL": "gpt-4o-mini",
+}
+
+
+def problem(env: dict[str, str], cwd: Path) -> str:
+    with pytest.raises(ConfigError) as raised:
+        load_settings(env, cwd)
+    return raised.value.cli_line()
+
+
+def test_all_three_present(tmp_path: Path) -> None:
+    settings = load_settings(GOOD, tmp_path)
+    assert settings.base_url == "https://api.openai.com/v1"
+    assert settings.api_key.get_secret_value() == "sk-test"
+    assert "sk-test" not in repr(settings)  # the key is never printed by accident
+    assert settings.model == "gpt-4o-mini"
+
+
+@pytest.mark.parametrize("name", SETTING_NAMES)
+def test_each_missing_name_is_named(name: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in GOOD.items() if k != name}
+    line = problem(env, tmp_path)
+    assert line.startswith(f"配置错误: Missing required settings: {name}")
+    assert [n for n in SETTING_NAMES if n in line] == [name]
+
+
+def test_all_missing_are_named_together(tmp_path: Path) -> None:
+    line = problem({}, tmp_path)
+    assert line.startswith(
+        "配置错误: Missing required settings: OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL"
+    )
+
+
+@pytest.mark.parametrize("blank", ["", " ", "\t\n"])
+def test_blank_counts_as_missing(blank: str, tmp_path: Path) -> None:
+    line = problem({**GOOD, "OPENAI_API_KEY": blank}, tmp_path)
+    assert "Missing required settings: OPENAI_API_KEY" in line
+
+
+def test_dotenv_in_the_working_directory_is_read(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text(
+        "OPENAI_BASE_URL=http://localhost:11434/v1\nOPENAI_API_KEY=ollama\nOPENAI_MODEL=qwen\n",
+        encoding="utf-8",
+    )
+    settings = load_settings({}, tmp_path)
+    assert (settings.base_url, settings.model) == ("http://localhost:11434/v1", "qwen")
+
+
+def test_the_environment_wins_over_dotenv(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("OPENAI_MODEL=from-dotenv\n", encoding="utf-8")
+    settings = load_settings(GOOD, tmp_path)
+    assert settings.model == "gpt-4o-mini"
+
+
+def test_a_blank_environment_value_does_not_hide_dotenv(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("OPENAI_MODEL=from-dotenv\n", encoding="utf-8")
+    settings = load_settings({**GOOD, "OPENAI_MODEL": "  "}, tmp_path)
+    assert settings.model == "from-dotenv"
+
+
+@pytest.mark.parametrize(
+    "url", ["api.openai.com/v1", "ftp://api.openai.com/v1", "https://", "localhost:11434"]
+)
+def test_a_url_that_is_not_http_names_only_the_base_url(url: str, tmp_path: Path) -> None:
+    line = problem({**GOOD, "OPENAI_BASE_URL": url}, tmp_path)
+    assert "OPENAI_BASE_URL must be an http(s) URL such as https://api.openai.com/v1" in line
+    assert "OPENAI_API_KEY" not in line and "OPENAI_MODEL" not in line
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://api.openai.com/v1/chat/completions", "http://localhost:8080/v1/chat/completions/"],
+)
+def test_a_url_ending_in_chat_completions_gets_the_fix(url: str, tmp_path: Path) -> None:
+    line = problem({**GOOD, "OPENAI_BASE_URL": url}, tmp_path)
+    assert "OPENAI_BASE_URL must not end in /chat/completions" in line
+    assert "Use https://api.openai.com/v1, not https://api.openai.com/v1/chat/completions" in line
+    assert "OPENAI_API_KEY" not in line and "OPENAI_MODEL" not in line
+
+
+def test_a_trailing_slash_is_harmless(tmp_path: Path) -> None:
+    settings = load_settings({**GOOD, "OPENAI_BASE_URL": "http://127.0.0.1:8080/v1/"}, tmp_path)
+    assert settings.base_url == "http://127.0.0.1:8080/v1"

@@ -1,0 +1,272 @@
+"""Chapter 1 through the real `openai` SDK and real HTTP, against a local server.
+
+The scripted-model tests prove the loop; these prove the wire: what the SDK
+really sends for our history (null content, arguments byte-for-byte, tool
+schemas, the key), that provider quirks survive a real round trip, and that
+every way the endpoint can fail becomes one `ProviderError` line naming the
+HTTP status and the fix. Everything runs on 127.0.0.1 (see conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from chapters.ch01.loop import run_agent
+from chapters.ch01.shell_tool import make_shell_tool
+from chapters.ch01.tests.chat_server import ChatServer, ScriptedReply, openai_error
+from chapters.ch01.tests.harness import BASH, FakeRunner, plain_console
+from shared.approval import ScriptedApprover
+from shared.config import Settings
+from shared.errors import ProviderError
+from shared.openai_client import OpenAIChatModel
+from shared.process import CommandOutcome
+from shared.scripted import response, tool_call
+from shared.tools import ToolRegistry
+from tutorial.cli import cli
+
+API_KEY = "test-key"
+MODEL = "test-model"
+COMPLETIONS_PATH = "/v1/chat/completions"
+SHELL_PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "command": {
+            "type": "string",
+            "minLength": 1,
+            "description": "The command line to run.",
+        }
+    },
+    "required": ["command"],
+    "additionalProperties": False,
+}
+
+
+def real_model(base_url: str) -> OpenAIChatModel:
+    settings = Settings.model_validate(
+        {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": API_KEY, "OPENAI_MODEL": MODEL}
+    )
+    return OpenAIChatModel(settings, timeout=10.0)  # a hang fails fast instead of in 600 s
+
+
+def run_over_wire(
+    base_url: str, runner: FakeRunner | None = None, approvals: int = 1, prompt: str = "hi"
+) -> str:
+    runner = runner if runner is not None else FakeRunner()
+    return run_agent(
+        prompt,
+        model=real_model(base_url),
+        tools=ToolRegistry([make_shell_tool(Path.cwd(), runner=runner, shell=BASH)]),
+        approver=ScriptedApprover([True] * approvals),
+        console=plain_console(),
+    )
+
+
+def roles(body: dict[str, Any]) -> list[str]:
+    return [message["role"] for message in body["messages"]]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '{"command": "echo 42"}',
+        # json.dumps would not write this spacing: a re-serialised string fails the check.
+        '{ "command":"echo 42" }',
+    ],
+    ids=["as-openai-writes-it", "odd-spacing"],
+)
+def test_two_rounds_over_the_wire(arguments: str) -> None:
+    runner = FakeRunner([CommandOutcome(0, "42\n", "")])
+    replies: list[ScriptedReply] = [
+        (200, response(None, [tool_call("call_1", "shell", arguments)])),
+        (200, response("It printed 42.")),
+    ]
+    with ChatServer(replies) as server:
+        answer = run_over_wire(server.base_url, runner, prompt="What does echo 42 print?")
+
+    assert answer == "It printed 42."
+    assert runner.commands == ["echo 42"]
+    requests = server.requests
+    assert [r.path for r in requests] == [COMPLETIONS_PATH, COMPLETIONS_PATH]
+    assert all(r.method == "POST" for r in requests)
+    assert all(r.headers["authorization"] == f"Bearer {API_KEY}" for r in requests)
+    assert all(r.body["model"] == MODEL for r in requests)
+
+    first, second = requests[0].body, requests[1].body
+    assert roles(first) == ["system", "user"]
+    assert first["messages"][1]["content"] == "What does echo 42 print?"
+    assert len(first["tools"]) == 1
+    assert first["tools"][0]["type"] == "function"
+    assert first["tools"][0]["function"]["name"] == "shell"
+    assert first["tools"][0]["function"]["parameters"] == SHELL_PARAMETERS
+
+    assert roles(second) == ["system", "user", "assistant", "tool"]
+    assistant, tool = second["messages"][2], second["messages"][3]
+    assert "content" in assistant
+    assert assistant["content"] is None  # JSON null, not "" and not missing
+    assert b'"content":null' in requests[1].raw.replace(b" ", b"")
+    [call] = assistant["tool_calls"]
+    assert call["id"] == "call_1"
+    assert call["type"] == "function"
+    assert call["function"]["name"] == "shell"
+    assert call["function"]["arguments"] == arguments  # byte-for-byte, not re-serialised
+    assert tool["tool_call_id"] == "call_1"
+    assert "exit code 0" in tool["content"]
+    assert "42" in tool["content"]
+
+
+def test_provider_quirks_survive_the_wire() -> None:
+    """finish_reason "stop" with tool calls, content "", object arguments, extra fields, no id."""
+    runner = FakeRunner()
+    quirky = response(
+        "",
+        [tool_call("", "shell", {"command": "echo hi"})],
+        finish_reason="stop",
+        message_extras={"refusal": None, "annotations": []},
+    )
+    with ChatServer([(200, quirky), (200, response("done"))]) as server:
+        answer = run_over_wire(server.base_url, runner)
+
+    assert answer == "done"
+    assert runner.commands == ["echo hi"]
+    requests = server.completion_requests()
+    assert len(requests) == 2
+    messages = requests[1].body["messages"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool"]
+    assistant, tool = messages[2], messages[3]
+    assert assistant["content"] is None
+    assert "refusal" not in assistant and "annotations" not in assistant
+    [call] = assistant["tool_calls"]
+    assert isinstance(call["function"]["arguments"], str)
+    assert json.loads(call["function"]["arguments"]) == {"command": "echo hi"}
+    assert isinstance(call["id"], str) and call["id"]
+    assert tool["tool_call_id"] == call["id"]
+
+
+@pytest.mark.parametrize(
+    ("status", "error_message", "expected"),
+    [
+        (401, "Incorrect API key provided", ["HTTP 401", "OPENAI_API_KEY"]),
+        (403, "Project does not have access", ["HTTP 403", "OPENAI_API_KEY"]),
+        (404, "The model `test-model` does not exist", ["HTTP 404", "/v1", "OPENAI_BASE_URL"]),
+        (429, "Rate limit reached", ["HTTP 429", "busy"]),
+        (500, "The server had an error", ["HTTP 500", "server error", "Wait and run again"]),
+        (503, "The engine is currently overloaded", ["HTTP 503", "Wait and run again"]),
+    ],
+    ids=["401", "403", "404", "429", "500", "503"],
+)
+def test_http_errors_name_the_status_and_the_fix(
+    status: int, error_message: str, expected: list[str]
+) -> None:
+    with (
+        ChatServer([(status, openai_error(error_message))]) as server,
+        pytest.raises(ProviderError) as caught,
+    ):
+        run_over_wire(server.base_url)
+
+    message = str(caught.value)
+    for fragment in expected:
+        assert fragment in message
+    assert message.startswith(f"HTTP {status}:")
+    assert f"(provider said: {error_message})" in message
+    assert "\n" not in message
+    assert caught.value.status == status
+    assert len(server.requests) == 1  # the SDK's own retries are off
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"error": {"message": "model overloaded", "code": 503}}, "model overloaded"),
+        ({"id": "chatcmpl-1", "object": "chat.completion", "choices": []}, "no choices"),
+        ("<html><body>Welcome to nginx!</body></html>", "not JSON"),
+    ],
+    ids=["error-in-200", "no-choices", "not-json"],
+)
+def test_bad_200_bodies_are_provider_errors(body: dict[str, Any] | str, expected: str) -> None:
+    with ChatServer([(200, body)]) as server, pytest.raises(ProviderError) as caught:
+        run_over_wire(server.base_url)
+
+    assert expected in str(caught.value)
+    assert "\n" not in str(caught.value)
+    assert caught.value.status is None  # HTTP said 200; the body is what is wrong
+    assert len(server.requests) == 1
+
+
+MULTI_LINE = "1 validation error for ChatCompletionRequest\nmessages.2.content\n  Field required"
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [(400, openai_error(MULTI_LINE)), (200, {"error": {"message": MULTI_LINE}})],
+    ids=["http-400", "error-in-200"],
+)
+def test_multi_line_provider_message_stays_one_line(status: int, body: dict[str, Any]) -> None:
+    with ChatServer([(status, body)]) as server, pytest.raises(ProviderError) as caught:
+        run_over_wire(server.base_url)
+
+    assert "1 validation error" in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_connection_refused_names_the_setting() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # Nothing listens on that port now (the kernel does not hand it out again at once).
+    base_url = f"http://127.0.0.1:{port}/v1"
+
+    with pytest.raises(ProviderError) as caught:
+        real_model(base_url).complete({"model": MODEL, "messages": []})
+
+    message = str(caught.value)
+    assert "cannot connect" in message
+    assert base_url in message
+    assert "OPENAI_BASE_URL" in message
+    assert caught.value.status is None
+
+
+def test_dns_failure_is_cannot_connect() -> None:
+    base_url = "http://no-such-host.invalid/v1"
+    with pytest.raises(ProviderError) as caught:
+        run_over_wire(base_url)
+
+    message = str(caught.value)
+    assert "cannot connect" in message
+    assert base_url in message
+    assert "OPENAI_BASE_URL" in message
+    assert caught.value.status is None
+
+
+def test_cli_prints_one_line_for_a_provider_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no .env from the repo
+    with ChatServer([(401, openai_error("Incorrect API key provided"))]) as server:
+        result = CliRunner().invoke(
+            cli,
+            ["run", "--chapter", "1", "--prompt", "hi"],
+            env={
+                "OPENAI_BASE_URL": server.base_url,
+                "OPENAI_API_KEY": API_KEY,
+                "OPENAI_MODEL": MODEL,
+                "NO_COLOR": "1",
+            },
+        )
+
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit)  # a clean exit, not an escaped error
+    assert "Traceback" not in result.stdout + result.stderr
+    assert result.stdout == ""  # no answer
+    # The progress lines (chapter, user, waiting) are on stderr too; the error is one line, last.
+    error_lines = [line for line in result.stderr.splitlines() if "Error" in line]
+    assert error_lines == [result.stderr.splitlines()[-1]]
+    assert error_lines[0].startswith("ProviderError: HTTP 401")
+    assert "OPENAI_API_KEY" in error_lines[0]
+    assert len(server.requests) == 1
+    assert server.requests[0].headers["authorization"] == f"Bearer {API_KEY}"
