@@ -1,9 +1,10 @@
 """Chapter 1: the agent loop, the only thing between a model and the real world.
 
 Read `run_agent` beside docs/ch01-agent-loop.md, "五个步骤": the numbered
-comments are the five steps of the text. The loop ends in exactly one of four
-ways: a text answer, an error for an empty reply, an error for a finish_reason
-it cannot continue from, or `AgentLimitError` when no request is left.
+comments are the five steps of the text. The loop succeeds in one way only, a
+reply without tool calls that has text; every other way out is a named error
+from shared/errors.py (an empty reply, a finish_reason it cannot continue from,
+a broken message contract, a provider error, or `AgentLimitError`).
 """
 
 from __future__ import annotations
@@ -85,8 +86,8 @@ def run_tool_call(
 
 DENIED = ToolResult(
     "denied",
-    "denied: the human did not approve this call, so it did not run. "
-    "Do not repeat it unchanged: try another way, or answer in plain text.",
+    "denied: the human refused this call, so it did not run; asking again will be refused "
+    "too. Tell the user in plain text that it was not run, or take a different approach.",
 )
 
 
