@@ -56,6 +56,7 @@ def response(
     *,
     finish_reason: str | None = None,
     message_extras: Mapping[str, Any] | None = None,
+    model: str = "scripted-model",
 ) -> dict[str, Any]:
     """A Chat Completions response body with one choice.
 
@@ -71,7 +72,7 @@ def response(
     return {
         "id": "chatcmpl-scripted",
         "object": "chat.completion",
-        "model": "scripted-model",
+        "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
     }
 

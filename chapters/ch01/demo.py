@@ -16,16 +16,16 @@ from shared.scripted import ScriptedModel, last_tool_result, response, scripted_
 
 DEMO_COMMAND = "Write-Output 42" if IS_WINDOWS else "echo 42"
 DEMO_PROMPT = f"Run `{DEMO_COMMAND}` and tell me what it printed."
+DEMO_MODEL = "scripted-demo"
 
 
 def demo_model() -> ScriptedModel:
     """Turn 1 asks for the command (tool calls only, content null); turn 2 quotes the result."""
-    first = response(
-        None, [tool_call("call_demo_1", "shell", json.dumps({"command": DEMO_COMMAND}))]
-    )
-    return ScriptedModel([first, _quote_result], name="scripted-demo")
+    call = tool_call("call_demo_1", "shell", json.dumps({"command": DEMO_COMMAND}))
+    return ScriptedModel([response(None, [call], model=DEMO_MODEL), _quote_result], name=DEMO_MODEL)
 
 
 def _quote_result(request: Mapping[str, Any]) -> dict[str, Any]:
     result = last_tool_result(request)
-    return response(scripted_text(f"The shell tool answered:\n\n```\n{result}\n```"))
+    text = scripted_text(f"The shell tool answered:\n\n```\n{result}\n```")
+    return response(text, model=DEMO_MODEL)

@@ -257,6 +257,14 @@ def test_a_tool_that_raises_still_answers_its_call() -> None:
     assert tool.content.startswith("tool_error") and "disk on fire" in tool.content
 
 
+def test_two_calls_each_get_a_result() -> None:
+    """The chapter's second experiment breaks this test: answer only the first call."""
+    calls = [shell_call("call_1"), shell_call("call_2", '{"command": "echo 43"}')]
+    h = Harness(steps=[response(None, calls), response("ok")], answers=[True, True])
+    assert h.run() == "ok"
+    assert [m.tool_call_id for m in h.tool_messages()] == ["call_1", "call_2"]
+
+
 def test_several_calls_run_in_order_each_with_its_result() -> None:
     calls = [
         shell_call("call_1", '{"command": "echo one"}'),
