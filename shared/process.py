@@ -101,6 +101,9 @@ def run_command(
         _kill_tree(process)
         process.wait()
         exit_code, timed_out = None, True
+    except BaseException:  # Ctrl-C while waiting: the command must not outlive the agent
+        _kill_tree(process)
+        raise
     for reader in readers:
         reader.join(timeout=5)  # a grandchild that escaped the group may hold the pipe open
     return CommandOutcome(exit_code, stdout.text(), stderr.text(), timed_out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -112,6 +113,26 @@ def test_timeout_kills_the_whole_process_tree(tmp_path: Path) -> None:
     status = Path(f"/proc/{grandchild}/stat")
     # Gone, or a zombie waiting for its reaper: either way it no longer runs.
     assert not status.exists() or status.read_text().split()[2] == "Z"
+
+
+@posix_only
+def test_ctrl_c_while_waiting_kills_the_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    started: list[subprocess.Popen[bytes]] = []
+
+    class InterruptedPopen(subprocess.Popen[bytes]):
+        def wait(self, timeout: float | None = None) -> int:
+            if not started:
+                started.append(self)
+                raise KeyboardInterrupt
+            return super().wait(timeout)
+
+    monkeypatch.setattr("shared.process.subprocess.Popen", InterruptedPopen)
+    with pytest.raises(KeyboardInterrupt):
+        run_command("sleep 60", cwd=tmp_path, timeout=60)
+    (process,) = started
+    assert process.wait(timeout=10) != 0  # killed, not left running for a minute
 
 
 def test_windows_prefers_pwsh_and_forces_utf8(monkeypatch: pytest.MonkeyPatch) -> None:
