@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -74,7 +75,16 @@ def test_runs_in_the_working_directory_it_was_given(tmp_path: Path) -> None:
 
 @posix_only
 def test_stdin_is_closed_so_nothing_waits_for_input(tmp_path: Path) -> None:
-    outcome = run_command("cat; read line; echo after", cwd=tmp_path, timeout=20)
+    # Give this process a stdin that never ends: a child that inherited it would hang.
+    read_end, write_end = os.pipe()
+    saved_stdin = os.dup(0)
+    os.dup2(read_end, 0)
+    try:
+        outcome = run_command("cat; read line; echo after", cwd=tmp_path, timeout=10)
+    finally:
+        os.dup2(saved_stdin, 0)
+        for fd in (saved_stdin, read_end, write_end):
+            os.close(fd)
     assert not outcome.timed_out
     assert outcome.stdout == "after\n"
 
