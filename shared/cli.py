@@ -77,15 +77,8 @@ class FriendlyCommand(click.Command):
         return _friendly(lambda: run(args, prog_name, standalone_mode=False, **extra), standalone)
 
 
-class FriendlyGroup(click.Group):
+class FriendlyGroup(FriendlyCommand, click.Group):
     """The same error policy for a group of commands (the dispatcher)."""
-
-    def main(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any
-    ) -> int:
-        standalone = extra.pop("standalone_mode", True)
-        run = super().main
-        return _friendly(lambda: run(args, prog_name, standalone_mode=False, **extra), standalone)
 
 
 def _friendly(run: Callable[[], Any], standalone: bool) -> int:
