@@ -4,8 +4,9 @@
     python scripts/with_venv.py python -m pytest
 
 One command on a fresh machine with only Python: it creates `.venv` beside
-this repository's README, installs requirements-dev.txt (exact versions), and
-reinstalls only when a requirements file changed. A leading `python` in the
+this repository's README, installs requirements-dev.txt (exact versions), puts
+the repository on the environment's path (so its `python -m tutorial` works in
+any folder), and reinstalls only when a requirements file changed. A leading `python` in the
 command means the virtual environment's Python; other names (`ruff`, `mypy`)
 are looked up in its scripts folder. Works the same in bash and PowerShell.
 """
@@ -34,6 +35,7 @@ def ensure_venv() -> None:
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in REQUIREMENTS)).hexdigest()
     if STAMP.exists() and STAMP.read_text().strip() == digest:
         return
+    link_repository()
     print("installing pinned dependencies (requirements-dev.txt) ...", file=sys.stderr)
     subprocess.run(
         [
@@ -49,6 +51,17 @@ def ensure_venv() -> None:
         check=True,
     )
     STAMP.write_text(digest + "\n")
+
+
+def link_repository() -> None:
+    """Put the repository on the venv's path, so `python -m tutorial` works in any folder."""
+    site_packages = subprocess.run(
+        [str(PYTHON), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    (Path(site_packages) / "agent_loop_tutorial.pth").write_text(str(ROOT) + "\n")
 
 
 def resolve(command: list[str]) -> list[str]:
