@@ -83,6 +83,7 @@ class FriendlyGroup(FriendlyCommand, click.Group):
 
 def _friendly(run: Callable[[], Any], standalone: bool) -> int:
     """Run a click `main` and map every expected failure to one line and an exit code."""
+    _never_fail_on_encoding()
     try:
         result = run()
         code = result if isinstance(result, int) else EXIT_OK
@@ -124,6 +125,16 @@ def select_model(*, demo: bool, demo_model: Callable[[], ModelClient], cwd: Path
 def working_directory() -> Path:
     """The folder the agent was started in: where `.env` is read and commands run."""
     return Path(os.getcwd())
+
+
+def _never_fail_on_encoding() -> None:
+    """A Windows pipe may use a code page without Chinese: escape, rather than crash.
+
+    stderr already does this by default; stdout (the final answer) does not.
+    """
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="backslashreplace")
 
 
 def _usage_line(error: click.UsageError) -> str:
