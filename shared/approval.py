@@ -27,6 +27,7 @@ class ApprovalRequest:
     tool_name: str
     reason: str
     arguments: Mapping[str, Any]
+    preview: str | None = None  # e.g. the unified diff of a write: approve a change, not a blob
 
 
 class Approver(Protocol):
@@ -48,7 +49,9 @@ class TerminalApprover:
         self.interactive = is_terminal(self.stdin) if interactive is None else interactive
 
     def approve(self, request: ApprovalRequest) -> bool:
-        self.console.approval_request(request.tool_name, request.reason, request.arguments)
+        self.console.approval_request(
+            request.tool_name, request.reason, request.arguments, request.preview
+        )
         if not self.interactive:
             self.console.notice(NO_TTY_NOTICE)
             return False

@@ -85,18 +85,33 @@ class Console:
         else:
             self._plain(f"--- {title} ---\n{text}")
 
-    def approval_request(self, tool_name: str, reason: str, arguments: Mapping[str, Any]) -> None:
-        """The three lines a human needs to decide: which tool, why it asks, with what."""
-        args = json.dumps(arguments, ensure_ascii=False)
+    def approval_request(
+        self,
+        tool_name: str,
+        reason: str,
+        arguments: Mapping[str, Any],
+        preview: str | None = None,
+    ) -> None:
+        """The three lines a human needs to decide: which tool, why it asks, with what.
+
+        A preview (the diff of a write) follows them; long argument values are
+        shortened, because the preview is what shows the change.
+        """
+        args = json.dumps({k: _shorten(v) for k, v in arguments.items()}, ensure_ascii=False)
         lines = [f"工具 tool: {tool_name}", f"原因 reason: {reason}", f"参数 arguments: {args}"]
         if self.fancy:
+            from rich.console import Group
             from rich.panel import Panel
+            from rich.syntax import Syntax
             from rich.text import Text
 
-            body = Text("\n".join(lines))
-            self._err().print(Panel(body, title="需要批准 approval needed", border_style="yellow"))
+            parts: list[Any] = [Text("\n".join(lines))]
+            if preview:
+                parts.append(Syntax(preview, "diff", theme="ansi_dark", word_wrap=True))
+            title = "需要批准 approval needed"
+            self._err().print(Panel(Group(*parts), title=title, border_style="yellow"))
         else:
-            self._plain("\n".join(lines))
+            self._plain("\n".join(lines) + (f"\n{preview.rstrip()}" if preview else ""))
 
     def ask(self, prompt: str, stdin: TextIO) -> str:
         """Ask on stderr, read one line; EOF raises EOFError like `input()` does."""
@@ -154,6 +169,12 @@ class Console:
 
             self._rich_out = RichConsole(file=self.out)
         return self._rich_out
+
+
+def _shorten(value: Any, limit: int = 80) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[: limit - 20]}… ({len(value)} characters)"
+    return value
 
 
 def is_terminal(stream: TextIO) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cached_property
 from types import MappingProxyType
@@ -68,6 +68,9 @@ class Tool:
     args_model: type[BaseModel]
     side_effect: SideEffect
     run: Callable[[Any], ToolResult]  # receives a validated `args_model` instance
+    # Optional, no side effects: what the human is shown before approving (a diff, say),
+    # or a ToolResult when the call is bound to fail, so nobody is asked about it.
+    preview: Callable[[Any], str | ToolResult] | None = None
 
     @cached_property
     def schema(self) -> dict[str, Any]:
@@ -89,6 +92,7 @@ class PreparedCall:
     call: ToolCall
     tool: Tool
     args: BaseModel
+    preview: str | None = None  # shown with the approval prompt
 
     def invoke(self) -> ToolResult:
         """Run the tool. A bug inside it is still a result, so the call still gets its answer."""
@@ -121,7 +125,7 @@ class ToolSnapshot:
         return self._schemas
 
     def prepare(self, call: ToolCall) -> PreparedCall | ToolResult:
-        """Look up, parse and validate a call. No side effects; failures are results."""
+        """Look up, parse, validate, preview a call. No side effects; failures are results."""
         name = call.function.name
         tool = self._tools.get(name)
         if tool is None:
@@ -153,7 +157,24 @@ class ToolSnapshot:
                 f"invalid_arguments: {name} rejected its arguments; the call did not run. "
                 f"{_describe(error)}",
             )
-        return PreparedCall(call=call, tool=tool, args=args)
+        return _with_preview(PreparedCall(call=call, tool=tool, args=args))
+
+
+def _with_preview(prepared: PreparedCall) -> PreparedCall | ToolResult:
+    """Compute the tool's preview, if it has one; a call bound to fail becomes its result."""
+    if prepared.tool.preview is None:
+        return prepared
+    try:
+        preview = prepared.tool.preview(prepared.args)
+    except Exception as error:
+        return ToolResult(
+            "tool_error",
+            f"tool_error: {prepared.tool.name} could not prepare the call "
+            f"({type(error).__name__}: {error}); it did not run.",
+        )
+    if isinstance(preview, ToolResult):
+        return preview
+    return replace(prepared, preview=preview)
 
 
 class ToolRegistry:

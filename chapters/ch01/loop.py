@@ -37,11 +37,12 @@ def run_agent(
     console: Console,
     max_turns: int = DEFAULT_MAX_TURNS,
     history: list[Message] | None = None,
+    system_prompt: str = SYSTEM_PROMPT,
 ) -> str:
     """Run the loop until the model answers in text; return that text."""
     history = [] if history is None else history  # pass a list in to watch it grow
     if not history:
-        history.append(SystemMessage(content=SYSTEM_PROMPT))
+        history.append(SystemMessage(content=system_prompt))
     history.append(UserMessage(content=prompt))  # 1. the prompt enters the history
     contract = ContractChecker()  # checks each request; remembers what it already checked
 
@@ -100,6 +101,7 @@ def is_approved(prepared: PreparedCall, approver: Approver, console: Console) ->
         tool_name=prepared.tool.name,
         reason=effect.approval_reason,
         arguments=prepared.args.model_dump(),
+        preview=prepared.preview,
     )
     try:
         return approver.approve(request)
