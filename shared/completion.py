@@ -66,7 +66,10 @@ def ask_model(
     with console.waiting(f"等待模型 waiting for {model.label} (turn {turn})"):
         body = model.complete(request)
     console.trace(f"response {turn}", body)
-    return parse_completion(body, taken_ids=checked.call_ids)
+    reply = parse_completion(body, taken_ids=checked.call_ids)
+    if reply.message.tool_calls and reply.message.content:
+        console.info(f"assistant: {reply.message.content}")  # text said while calling tools
+    return reply
 
 
 def build_request(

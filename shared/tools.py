@@ -60,6 +60,11 @@ class ToolResult:
     def ok(self) -> bool:
         return self.status == "ok"
 
+    @classmethod
+    def failed(cls, status: str, detail: str) -> ToolResult:
+        """A failure the model reads: the status keyword first, then what to do."""
+        return cls(status, f"{status}: {detail}")
+
 
 @dataclass(frozen=True)
 class Tool:

@@ -39,7 +39,7 @@ class Chapter:
 
 CHAPTERS = (
     Chapter(1, "the agent loop", "智能体循环", ready=True),
-    Chapter(2, "file tools and a path boundary", "文件工具与路径边界"),
+    Chapter(2, "file tools and a path boundary", "文件工具与路径边界", ready=True),
     Chapter(3, "permission policy, audit, four-state decisions", "权限策略、审计与四态决策"),
     Chapter(4, "hooks", "钩子"),
     Chapter(5, "a todo plan", "待办计划"),

@@ -6,12 +6,15 @@ the loop receives them, which is what lets the tests hand it scripted ones.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 import click
 
 from chapters.ch01.demo import DEMO_PROMPT, demo_model
 from chapters.ch01.loop import DEFAULT_MAX_TURNS, run_agent
+from chapters.ch01.prompt import SYSTEM_PROMPT
 from chapters.ch01.shell_tool import make_shell_tool
 from shared.approval import TerminalApprover
 from shared.cli import (
@@ -21,10 +24,23 @@ from shared.cli import (
     select_model,
     working_directory,
 )
+from shared.completion import ModelClient
 from shared.console import Console
 from shared.tools import ToolRegistry
 
 PROG_NAME = "python -m chapters.ch01"
+
+
+@dataclass(frozen=True)
+class Session:
+    """What a chapter's command line needs to know; later chapters pass their own."""
+
+    chapter: int
+    folder: Path  # where the tools work; `.env` is read from the working directory
+    tools: Callable[[], ToolRegistry]
+    demo_model: Callable[[], ModelClient]
+    demo_prompt: str
+    system_prompt: str = SYSTEM_PROMPT
 
 
 @click.command(
@@ -33,21 +49,39 @@ PROG_NAME = "python -m chapters.ch01"
 @common_options(default_max_turns=DEFAULT_MAX_TURNS)
 def command(prompt: str | None, max_turns: int, trace: bool, demo: bool) -> None:
     require_prompt(prompt, demo)
-    console = Console(trace=trace)
     cwd = working_directory()
+    session = Session(
+        chapter=1,
+        folder=cwd,
+        tools=lambda: ToolRegistry([make_shell_tool(cwd)]),
+        demo_model=demo_model,
+        demo_prompt=DEMO_PROMPT,
+    )
+    run_session(session, prompt=prompt, max_turns=max_turns, trace=trace, demo=demo)
+
+
+def run_session(
+    session: Session, *, prompt: str | None, max_turns: int, trace: bool, demo: bool
+) -> None:
+    """Build the real pieces (console, model, approver, tools), run the loop, print the answer."""
+    console = Console(trace=trace)
     if demo and prompt:
         console.notice("--demo replays a fixed exchange; --prompt is ignored.")
-    task = DEMO_PROMPT if demo else str(prompt)
-    model = select_model(demo=demo, demo_model=demo_model, cwd=cwd)
-    console.info(f"第 1 章 chapter 1 · model: {model.label} · cwd: {cwd}")
+    task = session.demo_prompt if demo else str(prompt)
+    model = select_model(demo=demo, demo_model=session.demo_model, cwd=working_directory())
+    number = session.chapter
+    console.info(
+        f"第 {number} 章 chapter {number} · model: {model.label} · folder: {session.folder}"
+    )
     console.info(f"user: {task}")
     answer = run_agent(
         task,
         model=model,
-        tools=ToolRegistry([make_shell_tool(cwd)]),
+        tools=session.tools(),
         approver=TerminalApprover(console),
         console=console,
         max_turns=max_turns,
+        system_prompt=session.system_prompt,
     )
     console.answer(answer)
 

@@ -1,0 +1,191 @@
+"""glob and grep: find files and lines without leaving the workspace.
+
+Both walk with `Workspace.walk`, which skips VCS folders and never follows a
+link out of the root. Both cap their output and say so, because a result the
+model cannot read to the end is worse than a shorter one with a note on how
+to narrow the search.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chapters.ch02.guard import file_errors_as_results
+from chapters.ch02.text_files import is_binary
+from chapters.ch02.workspace import Workspace
+from shared.tools import SideEffect, Tool, ToolResult
+
+MAX_GLOB_RESULTS = 100
+MAX_GREP_MATCHES = 200
+MAX_GREP_LINE_CHARS = 300
+MAX_GREP_FILE_BYTES = 10 * 1024 * 1024
+
+
+class GlobArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str = Field(min_length=1, description="Glob such as *.py, src/**/*.ts or **/test_*.")
+    path: str = Field(default=".", description="Folder to search from, relative to the root.")
+
+
+class GrepArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str = Field(min_length=1, description="A Python regular expression.")
+    path: str = Field(default=".", description="File or folder to search, relative to the root.")
+    glob: str | None = Field(default=None, description="Only files matching this glob, e.g. *.py")
+    ignore_case: bool = Field(default=False, description="Match without regard to case.")
+
+
+def make_search_tools(workspace: Workspace) -> list[Tool]:
+    @file_errors_as_results
+    def glob(args: GlobArgs) -> ToolResult:
+        start = _folder(workspace, args.path)
+        if isinstance(start, ToolResult):
+            return start
+        matcher = glob_regex(args.pattern)
+        found = [
+            path
+            for path in workspace.walk(start)
+            if matcher.match(path.relative_to(start).as_posix())
+        ]
+        found.sort(key=_mtime, reverse=True)
+        if not found:
+            return ToolResult("ok", f"ok: no files match {args.pattern!r} under {args.path}.")
+        lines = [workspace.relative(path) for path in found[:MAX_GLOB_RESULTS]]
+        header = f"ok: {len(found)} files match {args.pattern!r} (newest first)"
+        if len(found) > MAX_GLOB_RESULTS:
+            lines.append(f"[{len(found) - MAX_GLOB_RESULTS} more not shown: narrow the pattern]")
+        return ToolResult("ok", "\n".join([header, *lines]))
+
+    @file_errors_as_results
+    def grep(args: GrepArgs) -> ToolResult:
+        try:
+            flags = re.MULTILINE | (re.IGNORECASE if args.ignore_case else 0)
+            regex = re.compile(args.pattern, flags)
+        except re.error as error:
+            return ToolResult.failed(
+                "invalid_regex",
+                f"{args.pattern!r} is not a valid Python regular expression: {error}.",
+            )
+        root = workspace.resolve(args.path)
+        if not root.exists():
+            return ToolResult.failed("not_found", f"{workspace.relative(root)} does not exist.")
+        files = [root] if root.is_file() else workspace.walk(root)
+        name_filter = glob_regex(args.glob, anywhere=True) if args.glob else None
+        matches: list[str] = []
+        total = 0
+        for path in files:
+            relative = workspace.relative(path)
+            if name_filter and not name_filter.match(relative):
+                continue
+            for number, line in matching_lines(path, regex):
+                total += 1
+                if len(matches) < MAX_GREP_MATCHES:
+                    matches.append(f"{relative}:{number}: {line[:MAX_GREP_LINE_CHARS]}")
+        if not matches:
+            return ToolResult("ok", f"ok: no lines match {args.pattern!r}.")
+        header = f"ok: {total} matching lines"
+        if total > len(matches):
+            header += f" (first {len(matches)} shown: narrow with path or glob)"
+        return ToolResult("ok", "\n".join([header, *matches]))
+
+    return [
+        Tool(
+            name="glob",
+            description=(
+                "Find files in the workspace by name. * matches within one folder name, ** "
+                "matches any number of folders (**/*.py finds Python files at any depth). "
+                f"Returns workspace-relative paths, newest first, at most {MAX_GLOB_RESULTS}."
+            ),
+            args_model=GlobArgs,
+            side_effect=SideEffect.READ,
+            run=glob,
+        ),
+        Tool(
+            name="grep",
+            description=(
+                "Search file contents with a Python regular expression. Returns "
+                f"path:line: text lines, at most {MAX_GREP_MATCHES}. Binary files and VCS "
+                "folders are skipped. Use glob (e.g. *.py) to limit which files are searched."
+            ),
+            args_model=GrepArgs,
+            side_effect=SideEffect.READ,
+            run=grep,
+        ),
+    ]
+
+
+def matching_lines(path: Path, regex: re.Pattern[str]) -> Iterator[tuple[int, str]]:
+    """(line number, line) for each line with a match; the file is searched as one string."""
+    try:
+        if path.stat().st_size > MAX_GREP_FILE_BYTES:
+            return
+        data = path.read_bytes()
+    except OSError:
+        return  # unreadable files are skipped, like grep -s
+    if is_binary(data):
+        return
+    text = data.decode("utf-8", errors="replace")
+    line_number, position, last_reported = 1, 0, 0
+    for match in regex.finditer(text):
+        line_number += text.count("\n", position, match.start())
+        position = match.start()
+        if line_number == last_reported:
+            continue
+        last_reported = line_number
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.start())
+        yield line_number, text[start : end if end != -1 else len(text)].rstrip("\r")
+
+
+def glob_regex(pattern: str, *, anywhere: bool = False) -> re.Pattern[str]:
+    """Translate a glob to a regex over `/`-separated relative paths.
+
+    `*` and `?` stay within one folder name, `**/` spans folders, `[...]` is a
+    class. With `anywhere`, a pattern without `/` matches the file name at any
+    depth (grep's glob filter, as in ripgrep).
+    """
+    pattern = pattern.replace("\\", "/").removeprefix("./")
+    if anywhere and "/" not in pattern:
+        pattern = "**/" + pattern
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and (close := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : close]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+            i = close + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def _folder(workspace: Workspace, raw: str) -> Path | ToolResult:
+    start = workspace.resolve(raw)
+    if not start.is_dir():
+        return ToolResult.failed("not_a_folder", f"{raw} is not a folder in the workspace.")
+    return start
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

@@ -1,0 +1,82 @@
+"""Reading and writing text files without damaging them.
+
+Three promises: a file is either the old version or the new one, never half
+written (write to a temporary file in the same folder, then rename over the
+old one: a rename within one file system is atomic); a CRLF file stays CRLF
+and a file with a UTF-8 BOM keeps its BOM; a binary file is refused, not
+"edited" into garbage.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+BOM = b"\xef\xbb\xbf"
+BINARY_SNIFF_BYTES = 8192
+
+
+class NotText(ValueError):
+    """Binary, or not UTF-8: the file tools will not show or change it as text."""
+
+
+@dataclass(frozen=True)
+class TextFile:
+    text: str  # newlines normalised to "\n", BOM removed: what the model sees and edits
+    newline: str  # "\r\n" if the file used CRLF, else "\n"
+    bom: bool
+    digest: str  # sha256 of the bytes on disk, for the read-before-write check
+
+    def encode(self, text: str) -> bytes:
+        """`text` (with "\n") in this file's newline style and BOM."""
+        body = text.replace("\r\n", "\n").replace("\n", self.newline).encode("utf-8")
+        return BOM + body if self.bom else body
+
+
+NEW_FILE = TextFile(text="", newline="\n", bom=False, digest="")
+
+
+def digest_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def is_binary(data: bytes) -> bool:
+    return b"\0" in data[:BINARY_SNIFF_BYTES]
+
+
+def load_text(path: Path) -> TextFile:
+    """Read and decode a text file; `NotText` for binary or non-UTF-8 content."""
+    data = path.read_bytes()
+    if is_binary(data):
+        raise NotText("is a binary file (it contains NUL bytes)")
+    bom = data.startswith(BOM)
+    try:
+        text = data[len(BOM) if bom else 0 :].decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise NotText(f"is not UTF-8 text (undecodable byte at offset {error.start})") from None
+    newline = "\r\n" if "\r\n" in text else "\n"
+    return TextFile(text.replace("\r\n", "\n"), newline, bom, digest_of(data))
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` all at once; on any failure the old file is untouched."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        if mode is not None:
+            os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

@@ -1,0 +1,25 @@
+"""The tools of chapter 2: five file tools behind one boundary, plus chapter 1's shell."""
+
+from __future__ import annotations
+
+from chapters.ch01.shell_tool import make_shell_tool
+from chapters.ch02.ledger import ReadLedger
+from chapters.ch02.reading import make_read_file_tool
+from chapters.ch02.searching import make_search_tools
+from chapters.ch02.workspace import Workspace
+from chapters.ch02.writing import make_write_tools
+from shared.process import CommandRunner
+from shared.tools import ToolRegistry
+
+
+def make_tools(workspace: Workspace, *, runner: CommandRunner | None = None) -> ToolRegistry:
+    """All six tools for one run; the ledger remembers this run's reads."""
+    ledger = ReadLedger()
+    return ToolRegistry(
+        [
+            make_read_file_tool(workspace, ledger),
+            *make_write_tools(workspace, ledger),
+            *make_search_tools(workspace),
+            make_shell_tool(workspace.root, runner=runner),
+        ]
+    )

@@ -1,0 +1,158 @@
+"""write_file and edit_file: planned without side effects, shown as a diff, then applied.
+
+Each call is planned twice: once while it is prepared, to show the human the
+diff (and to refuse, without asking anyone, a call that is bound to fail), and
+again when it runs, so the checks hold at the moment of writing. The
+read-before-write check makes the second plan identical to the first: if the
+file changed in between, its hash no longer matches and the write is refused.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chapters.ch02.guard import file_errors_as_results
+from chapters.ch02.ledger import ReadLedger
+from chapters.ch02.text_files import NEW_FILE, TextFile, atomic_write, digest_of, load_text
+from chapters.ch02.workspace import Workspace
+from shared.tools import SideEffect, Tool, ToolResult
+
+
+class WriteFileArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(min_length=1, description="File path, relative to the workspace root.")
+    content: str = Field(description="The whole new content of the file.")
+
+
+class EditFileArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(min_length=1, description="File path, relative to the workspace root.")
+    old_string: str = Field(min_length=1, description="Exact text to replace.")
+    new_string: str = Field(description="The text to put in its place.")
+    replace_all: bool = Field(default=False, description="Replace every occurrence.")
+
+
+@dataclass(frozen=True)
+class PlannedWrite:
+    path: Path
+    shown: str  # the workspace-relative path, as the model and the human see it
+    before: TextFile  # NEW_FILE when the file does not exist yet
+    after: str  # the new text, newlines as "\n"
+    summary: str
+
+    def diff(self) -> str:
+        old = self.before.text.splitlines(keepends=True)
+        new = self.after.splitlines(keepends=True)
+        source = "/dev/null" if self.before is NEW_FILE else f"a/{self.shown}"
+        return "".join(difflib.unified_diff(old, new, source, f"b/{self.shown}"))
+
+    def apply(self, ledger: ReadLedger) -> ToolResult:
+        data = self.before.encode(self.after)
+        atomic_write(self.path, data)
+        ledger.record(self.path, digest_of(data))  # the agent knows what it just wrote
+        return ToolResult("ok", f"ok: {self.summary}; {self.shown} now has {_count(self.after)}.")
+
+
+def make_write_tools(workspace: Workspace, ledger: ReadLedger) -> list[Tool]:
+    @file_errors_as_results
+    def plan_write(args: WriteFileArgs) -> PlannedWrite | ToolResult:
+        path, shown = _target(workspace, args.path)
+        content = args.content.replace("\r\n", "\n")
+        if not path.exists():
+            return PlannedWrite(path, shown, NEW_FILE, content, f"created {shown}")
+        before = _existing(path, shown, ledger)
+        if isinstance(before, ToolResult):
+            return before
+        return _changed(PlannedWrite(path, shown, before, content, f"replaced {shown}"))
+
+    @file_errors_as_results
+    def plan_edit(args: EditFileArgs) -> PlannedWrite | ToolResult:
+        path, shown = _target(workspace, args.path)
+        if not path.exists():
+            return ToolResult.failed(
+                "not_found", f"{shown} does not exist; create it with write_file."
+            )
+        before = _existing(path, shown, ledger)
+        if isinstance(before, ToolResult):
+            return before
+        old, new = args.old_string.replace("\r\n", "\n"), args.new_string.replace("\r\n", "\n")
+        found = before.text.count(old)
+        if found == 0:
+            return ToolResult.failed(
+                "no_match",
+                f"old_string was not found in {shown} (0 matches); read the file and copy the "
+                "text exactly, without the line numbers. Nothing changed.",
+            )
+        if found > 1 and not args.replace_all:
+            return ToolResult.failed(
+                "ambiguous",
+                f"old_string occurs {found} times in {shown}; include more surrounding lines so "
+                "it is unique, or set replace_all. Nothing changed.",
+            )
+        after = (
+            before.text.replace(old, new) if args.replace_all else before.text.replace(old, new, 1)
+        )
+        replaced = found if args.replace_all else 1
+        plan = PlannedWrite(path, shown, before, after, f"edited {shown} ({replaced} replaced)")
+        return _changed(plan)
+
+    def previewed(plan: PlannedWrite | ToolResult) -> str | ToolResult:
+        return plan.diff() if isinstance(plan, PlannedWrite) else plan
+
+    def applied(plan: PlannedWrite | ToolResult) -> ToolResult:
+        return plan.apply(ledger) if isinstance(plan, PlannedWrite) else plan
+
+    write_file = Tool(
+        name="write_file",
+        description=(
+            "Create a file, or replace a whole file, in the workspace. Parent folders are "
+            "created. To replace an existing file you must have read it first. Prefer "
+            "edit_file for changing part of a file."
+        ),
+        args_model=WriteFileArgs,
+        side_effect=SideEffect.WRITE,
+        run=lambda args: applied(plan_write(args)),
+        preview=lambda args: previewed(plan_write(args)),
+    )
+    edit_file = Tool(
+        name="edit_file",
+        description=(
+            "Replace exact text in a file you have read: old_string must occur exactly once "
+            "(or set replace_all). Copy old_string from read_file's output without the line "
+            "numbers. Line endings and encoding of the file are kept."
+        ),
+        args_model=EditFileArgs,
+        side_effect=SideEffect.WRITE,
+        run=lambda args: applied(plan_edit(args)),
+        preview=lambda args: previewed(plan_edit(args)),
+    )
+    return [write_file, edit_file]
+
+
+def _target(workspace: Workspace, raw: str) -> tuple[Path, str]:
+    path = workspace.resolve(raw)
+    return path, workspace.relative(path)
+
+
+def _existing(path: Path, shown: str, ledger: ReadLedger) -> TextFile | ToolResult:
+    if path.is_dir():
+        return ToolResult.failed("is_directory", f"{shown} is a folder, not a file.")
+    before = load_text(path)
+    return ledger.problem(path, shown, before.digest) or before
+
+
+def _changed(plan: PlannedWrite) -> PlannedWrite | ToolResult:
+    if plan.after == plan.before.text:
+        return ToolResult.failed("no_change", f"{plan.shown} already has this content.")
+    return plan
+
+
+def _count(text: str) -> str:
+    lines = len(text.splitlines())
+    return "1 line" if lines == 1 else f"{lines} lines"
