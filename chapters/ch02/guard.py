@@ -37,6 +37,9 @@ def file_errors_as_results(function: Callable[[Any], T]) -> Callable[[Any], T | 
                 "is_directory", f"{error.filename} is a folder; use glob to list files."
             )
         except OSError as error:
-            return ToolResult.failed("io_error", f"{error.strerror or error} ({error.filename}).")
+            where = f" ({error.filename})" if error.filename else ""
+            return ToolResult.failed(
+                "io_error", f"{error.strerror or error}{where}; nothing changed."
+            )
 
     return guarded

@@ -55,7 +55,7 @@ def make_search_tools(workspace: Workspace) -> list[Tool]:
         ]
         found.sort(key=_mtime, reverse=True)
         if not found:
-            return ToolResult("ok", f"ok: no files match {args.pattern!r} under {args.path}.")
+            return ToolResult("ok", f"ok: no files under {args.path!r} match {args.pattern!r}.")
         lines = [workspace.relative(path) for path in found[:MAX_GLOB_RESULTS]]
         header = f"ok: {len(found)} files match {args.pattern!r} (newest first)"
         if len(found) > MAX_GLOB_RESULTS:

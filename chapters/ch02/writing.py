@@ -105,6 +105,7 @@ def make_write_tools(workspace: Workspace, ledger: ReadLedger) -> list[Tool]:
     def previewed(plan: PlannedWrite | ToolResult) -> str | ToolResult:
         return plan.diff() if isinstance(plan, PlannedWrite) else plan
 
+    @file_errors_as_results
     def applied(plan: PlannedWrite | ToolResult) -> ToolResult:
         return plan.apply(ledger) if isinstance(plan, PlannedWrite) else plan
 

@@ -8,11 +8,12 @@ Tests build one with `Harness(steps=..., answers=..., outcomes=...)`, call
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from chapters.ch01.loop import DEFAULT_MAX_TURNS, run_agent
+from chapters.ch01.prompt import SYSTEM_PROMPT
 from chapters.ch01.shell_tool import make_shell_tool
 from shared.approval import ScriptedApprover
 from shared.console import Console
@@ -46,12 +47,21 @@ class Harness:
         steps: Sequence[Step],
         answers: Sequence[bool] = (),
         outcomes: Sequence[CommandOutcome] = (),
+        *,
+        tools: Callable[[FakeRunner], ToolRegistry] | None = None,
+        system_prompt: str = SYSTEM_PROMPT,
     ) -> None:
+        """`tools` builds a later chapter's tool set around the fake runner."""
         self.model = ScriptedModel(steps)
         self.approver = ScriptedApprover(list(answers))
         self.runner = FakeRunner(list(outcomes))
         self.console = plain_console()
-        self.tools = ToolRegistry([make_shell_tool(Path.cwd(), runner=self.runner, shell=BASH)])
+        self.tools = (
+            tools(self.runner)
+            if tools
+            else ToolRegistry([make_shell_tool(Path.cwd(), runner=self.runner, shell=BASH)])
+        )
+        self.system_prompt = system_prompt
         self.history: list[Message] = []
 
     def run(self, prompt: str = "do the task", max_turns: int = DEFAULT_MAX_TURNS) -> str:
@@ -63,6 +73,7 @@ class Harness:
             console=self.console,
             max_turns=max_turns,
             history=self.history,
+            system_prompt=self.system_prompt,
         )
 
     def console_text(self) -> str:
