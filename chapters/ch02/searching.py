@@ -8,6 +8,7 @@ to narrow the search.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,15 +49,16 @@ def make_search_tools(workspace: Workspace) -> list[Tool]:
         if isinstance(start, ToolResult):
             return start
         matcher = glob_regex(args.pattern)
+        skip = 0 if start == workspace.root else len(workspace.relative(start)) + 1
         found = [
-            path
-            for path in workspace.walk(start)
-            if matcher.match(path.relative_to(start).as_posix())
+            (path, relative)
+            for path, relative in workspace.walk(start)
+            if matcher.match(relative[skip:])  # the pattern is relative to `path`
         ]
-        found.sort(key=_mtime, reverse=True)
+        found.sort(key=lambda item: _mtime(item[0]), reverse=True)
         if not found:
             return ToolResult("ok", f"ok: no files under {args.path!r} match {args.pattern!r}.")
-        lines = [workspace.relative(path) for path in found[:MAX_GLOB_RESULTS]]
+        lines = [relative for _, relative in found[:MAX_GLOB_RESULTS]]
         header = f"ok: {len(found)} files match {args.pattern!r} (newest first)"
         if len(found) > MAX_GLOB_RESULTS:
             lines.append(f"[{len(found) - MAX_GLOB_RESULTS} more not shown: narrow the pattern]")
@@ -75,12 +77,11 @@ def make_search_tools(workspace: Workspace) -> list[Tool]:
         root = workspace.resolve(args.path)
         if not root.exists():
             return ToolResult.failed("not_found", f"{workspace.relative(root)} does not exist.")
-        files = [root] if root.is_file() else workspace.walk(root)
+        files = [(root, workspace.relative(root))] if root.is_file() else workspace.walk(root)
         name_filter = glob_regex(args.glob, anywhere=True) if args.glob else None
         matches: list[str] = []
         total = 0
-        for path in files:
-            relative = workspace.relative(path)
+        for path, relative in files:
             if name_filter and not name_filter.match(relative):
                 continue
             for number, line in matching_lines(path, regex):
@@ -122,12 +123,9 @@ def make_search_tools(workspace: Workspace) -> list[Tool]:
 
 def matching_lines(path: Path, regex: re.Pattern[str]) -> Iterator[tuple[int, str]]:
     """(line number, line) for each line with a match; the file is searched as one string."""
-    try:
-        if path.stat().st_size > MAX_GREP_FILE_BYTES:
-            return
-        data = path.read_bytes()
-    except OSError:
-        return  # unreadable files are skipped, like grep -s
+    data = _read_small_file(path)
+    if data is None:
+        return
     if is_binary(data):
         return
     text = data.decode("utf-8", errors="replace")
@@ -141,6 +139,23 @@ def matching_lines(path: Path, regex: re.Pattern[str]) -> Iterator[tuple[int, st
         start = text.rfind("\n", 0, match.start()) + 1
         end = text.find("\n", match.start())
         yield line_number, text[start : end if end != -1 else len(text)].rstrip("\r")
+
+
+def _read_small_file(path: Path) -> bytes | None:
+    """The file's bytes in one open/fstat/read, or None if unreadable or over the limit."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    except OSError:
+        return None  # unreadable files are skipped, like grep -s
+    try:
+        size = os.fstat(descriptor).st_size
+        if size > MAX_GREP_FILE_BYTES:
+            return None
+        return os.read(descriptor, size + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
 
 
 def glob_regex(pattern: str, *, anywhere: bool = False) -> re.Pattern[str]:

@@ -1,0 +1,474 @@
+"""The workspace boundary: every spelling of "somewhere else" is refused, inside stays usable.
+
+Three layers are checked against a real folder in tmp_path (the root is
+tmp_path/ws, a secret lives in tmp_path/outside):
+    - `Workspace.resolve` on named escape cases and on allowed paths;
+    - the real tools (read_file, write_file, edit_file, glob, grep) on the same
+      escape cases: each answers "path_outside_workspace", a write is refused
+      while it is prepared (before anyone is asked to approve it), and nothing
+      on disk changes;
+    - `walk`, through glob and grep: no VCS folders, nothing behind a link that
+      leaves the root.
+Property tests (hypothesis) then throw generated paths at `resolve` and check the
+result against an independent oracle (`os.path.realpath` + `os.path.commonpath`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from chapters.ch02.toolset import make_tools
+from chapters.ch02.workspace import PathOutsideWorkspace, Workspace
+from shared.messages import FunctionCall, ToolCall
+from shared.tools import PreparedCall, ToolResult
+
+SECRET = "TOP SECRET: outside the workspace\n"
+POSIX = sys.platform != "win32"
+
+PROPERTY_SETTINGS = settings(max_examples=300, deadline=None, database=None)
+
+
+# --- the layout -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Layout:
+    base: Path  # tmp_path, resolved: holds the root and the folders beside it
+    root: Path  # the workspace root
+    outside: Path  # a folder beside the root, with secret.txt
+    sibling: Path  # a folder whose name starts with the root's name (ws -> wsevil)
+    links: bool  # whether symlinks could be created here
+    workspace: Workspace
+
+
+def _try_symlink(link: Path, target: str | Path, *, folder: bool = False) -> bool:
+    try:
+        os.symlink(target, link, target_is_directory=folder)
+    except (OSError, NotImplementedError):
+        return False
+    return True
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> Layout:
+    base = tmp_path.resolve()
+    root, outside, sibling = base / "ws", base / "outside", base / "wsevil"
+    for folder in (root / "src", root / "sub", outside, sibling):
+        folder.mkdir(parents=True)
+    (root / "a.txt").write_text("alpha\n")
+    (root / "sub" / "b.txt").write_text("beta\n")
+    (outside / "secret.txt").write_text(SECRET)
+    (sibling / "secret.txt").write_text(SECRET)
+    links = all(
+        [
+            _try_symlink(root / "link", outside, folder=True),
+            _try_symlink(root / "link_file", outside / "secret.txt"),
+            _try_symlink(root / "dangling", outside / "missing.txt"),
+            _try_symlink(root / "sub" / "up", Path("..", "..", "outside"), folder=True),
+            _try_symlink(root / "inner_link", Path("a.txt")),
+        ]
+    )
+    return Layout(base, root, outside, sibling, links, Workspace(root))
+
+
+def _needs_links(layout: Layout) -> None:
+    if not layout.links:
+        pytest.skip("symlinks cannot be created here")
+
+
+# --- calling the real tools -------------------------------------------------------------
+
+
+def _prepare(workspace: Workspace, name: str, args: dict[str, object]) -> PreparedCall | ToolResult:
+    """A fresh registry per call: no read recorded by an earlier call can unlock a write."""
+    snapshot = make_tools(workspace).snapshot()
+    call = ToolCall(id="c1", function=FunctionCall(name=name, arguments=json.dumps(args)))
+    return snapshot.prepare(call)
+
+
+def _run(workspace: Workspace, name: str, args: dict[str, object]) -> ToolResult:
+    prepared = _prepare(workspace, name, args)
+    return prepared if isinstance(prepared, ToolResult) else prepared.invoke()
+
+
+def _tool_args(tool: str, path: str) -> dict[str, object]:
+    every: dict[str, dict[str, object]] = {
+        "read_file": {"path": path},
+        "write_file": {"path": path, "content": "written by the test\n"},
+        "edit_file": {"path": path, "old_string": "TOP SECRET", "new_string": "changed"},
+        "glob": {"pattern": "*", "path": path},
+        "grep": {"pattern": "SECRET", "path": path},
+    }
+    return every[tool]
+
+
+def _listed(result: ToolResult) -> set[str]:
+    """The paths in a glob or grep answer (the lines after the header)."""
+    assert result.status == "ok", result.content
+    return {line.split(":", 1)[0] for line in result.content.splitlines()[1:]}
+
+
+# --- what is on disk --------------------------------------------------------------------
+
+
+def _disk_state(base: Path) -> dict[str, tuple[str, int, bytes]]:
+    """Every entry below `base` (links not followed): kind, mtime, content or link target."""
+    state: dict[str, tuple[str, int, bytes]] = {}
+    for folder, dirs, files in os.walk(base, followlinks=False):
+        for name in [*dirs, *files]:
+            path = Path(folder, name)
+            relative = path.relative_to(base).as_posix()
+            if path.is_symlink():
+                state[relative] = ("link", 0, os.fsencode(os.readlink(path)))
+            elif path.is_dir():
+                state[relative] = ("dir", path.stat().st_mtime_ns, b"")
+            else:
+                state[relative] = ("file", path.stat().st_mtime_ns, path.read_bytes())
+    return state
+
+
+def _sentinels() -> dict[str, bytes | None]:
+    """Files beyond tmp_path that an escape case names: they must stay as they are."""
+    paths = [Path.home() / "x", Path("/etc/passwd")] if POSIX else [Path.home() / "x"]
+    return {str(path): path.read_bytes() if path.is_file() else None for path in paths}
+
+
+# --- 1. escapes -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Escape:
+    raw: str  # "{outside}", "{sibling}" are replaced by absolute paths of the layout
+    links: bool = False
+
+    def path(self, layout: Layout) -> str:
+        return self.raw.replace("{outside}", str(layout.outside)).replace(
+            "{sibling}", str(layout.sibling)
+        )
+
+
+ESCAPES = [
+    pytest.param(Escape("../x"), id="dotdot"),
+    pytest.param(Escape("a/../../x"), id="a-dotdot-dotdot"),
+    pytest.param(Escape("sub/../../x"), id="sub-dotdot-dotdot"),
+    pytest.param(Escape("../outside/secret.txt"), id="dotdot-to-secret"),
+    pytest.param(Escape("../wsevil/secret.txt"), id="dotdot-to-sibling-sharing-the-prefix"),
+    pytest.param(Escape("{outside}"), id="absolute-outside-folder"),
+    pytest.param(Escape("{outside}/secret.txt"), id="absolute-outside-file"),
+    pytest.param(Escape("{sibling}/secret.txt"), id="absolute-sibling-sharing-the-prefix"),
+    pytest.param(
+        Escape("/etc/passwd"),
+        id="absolute-etc-passwd",
+        marks=pytest.mark.skipif(not POSIX, reason="a POSIX path"),
+    ),
+    pytest.param(Escape("link_file", links=True), id="symlink-to-outside-file"),
+    pytest.param(Escape("link", links=True), id="symlink-to-outside-folder"),
+    pytest.param(Escape("link/secret.txt", links=True), id="through-symlinked-folder"),
+    pytest.param(Escape("sub/up/secret.txt", links=True), id="through-relative-symlink-up"),
+    pytest.param(Escape("dangling", links=True), id="dangling-symlink-to-outside"),
+    pytest.param(Escape("C:foo"), id="drive-relative"),
+    pytest.param(Escape("C:\\Windows\\win.ini"), id="drive-backslash"),
+    pytest.param(Escape("c:/x"), id="drive-slash-lowercase"),
+    pytest.param(Escape("\\\\server\\share\\x"), id="unc-backslash"),
+    pytest.param(Escape("//server/share/x"), id="unc-slash"),
+    pytest.param(Escape("CON"), id="device-CON"),
+    pytest.param(Escape("nul.txt"), id="device-nul-with-extension"),
+    pytest.param(Escape("sub/COM1"), id="device-COM1-in-a-folder"),
+    pytest.param(Escape("LPT1.log"), id="device-LPT1-with-extension"),
+    pytest.param(Escape("aux "), id="device-aux-trailing-space"),
+    pytest.param(Escape("a\x00b"), id="nul-byte"),
+    pytest.param(Escape("~"), id="tilde"),
+    pytest.param(Escape("~/x"), id="tilde-slash"),
+    pytest.param(Escape("~root"), id="tilde-user"),
+    pytest.param(Escape("..\\..\\x"), id="backslash-climb"),
+    pytest.param(Escape(""), id="empty"),
+    pytest.param(Escape("   "), id="spaces"),
+    pytest.param(Escape("\t\n"), id="tab-newline"),
+]
+
+FILE_TOOLS = ["read_file", "write_file", "edit_file", "glob", "grep"]
+WRITE_TOOLS = {"write_file", "edit_file"}
+
+
+@pytest.mark.parametrize("escape", ESCAPES)
+def test_resolve_refuses_every_escape(layout: Layout, escape: Escape) -> None:
+    if escape.links:
+        _needs_links(layout)
+    with pytest.raises(PathOutsideWorkspace):
+        layout.workspace.resolve(escape.path(layout))
+
+
+@pytest.mark.parametrize("tool", FILE_TOOLS)
+@pytest.mark.parametrize("escape", ESCAPES)
+def test_every_file_tool_refuses_every_escape_and_changes_nothing(
+    layout: Layout, escape: Escape, tool: str
+) -> None:
+    if escape.links:
+        _needs_links(layout)
+    raw = escape.path(layout)
+    before, sentinels = _disk_state(layout.base), _sentinels()
+
+    if tool in WRITE_TOOLS:
+        # Refused while prepared: the human is never asked to approve it, and it never runs.
+        outcome = _prepare(layout.workspace, tool, _tool_args(tool, raw))
+        assert isinstance(outcome, ToolResult), f"{tool} {raw!r} reached the approval step"
+        result = outcome
+    else:
+        result = _run(layout.workspace, tool, _tool_args(tool, raw))
+
+    # An empty path never reaches the workspace for the tools whose path has min_length=1:
+    # pydantic rejects it first. It is refused all the same; only the keyword differs.
+    refused_by_pydantic = raw == "" and tool in {"read_file", "write_file", "edit_file"}
+    expected = "invalid_arguments" if refused_by_pydantic else "path_outside_workspace"
+    assert result.status == expected, result.content
+    assert SECRET.strip() not in result.content
+    assert _disk_state(layout.base) == before
+    assert _sentinels() == sentinels
+
+
+# --- 2. what stays allowed --------------------------------------------------------------
+
+
+ALLOWED = [
+    pytest.param("a.txt", "a.txt", id="plain"),
+    pytest.param("./a.txt", "a.txt", id="dot-slash"),
+    pytest.param("src/../a.txt", "a.txt", id="dotdot-that-stays-inside"),
+    pytest.param("{root}/a.txt", "a.txt", id="absolute-inside"),
+    pytest.param("sub/new/file.txt", "sub/new/file.txt", id="not-yet-existing"),
+    pytest.param("sub\\b.txt", "sub/b.txt", id="backslash-separator"),
+    pytest.param("inner_link", "a.txt", id="symlink-to-inside-file"),
+    pytest.param(".", ".", id="the-root-itself"),
+]
+
+
+@pytest.mark.parametrize(("raw", "relative"), ALLOWED)
+def test_resolve_allows_paths_that_stay_inside(layout: Layout, raw: str, relative: str) -> None:
+    if raw == "inner_link":
+        _needs_links(layout)
+    raw = raw.replace("{root}", str(layout.root))
+
+    resolved = layout.workspace.resolve(raw)
+
+    assert resolved == layout.root / relative
+    assert str(resolved) == os.path.realpath(os.path.join(layout.root, raw.replace("\\", "/")))
+    assert layout.workspace.relative(resolved) == relative
+    assert layout.workspace.contains(resolved)
+
+
+@pytest.mark.parametrize("raw", ["a.txt", "./a.txt", "src/../a.txt", "{root}/a.txt", "inner_link"])
+def test_read_file_reads_allowed_paths_and_names_them_relative_to_the_root(
+    layout: Layout, raw: str
+) -> None:
+    if raw == "inner_link":
+        _needs_links(layout)
+    result = _run(layout.workspace, "read_file", {"path": raw.replace("{root}", str(layout.root))})
+    assert result.status == "ok", result.content
+    assert result.content.startswith("ok: a.txt, ")
+    assert "\talpha" in result.content
+
+
+def test_write_file_creates_a_new_file_in_new_folders_inside_the_root(layout: Layout) -> None:
+    prepared = _prepare(
+        layout.workspace, "write_file", {"path": "sub/new/file.txt", "content": "new\n"}
+    )
+    assert isinstance(prepared, PreparedCall), prepared
+    result = prepared.invoke()
+    assert result.status == "ok", result.content
+    assert (layout.root / "sub" / "new" / "file.txt").read_text() == "new\n"
+
+
+# --- 3. walking -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def walk_root(tmp_path: Path) -> Path:
+    root = tmp_path.resolve() / "ws"
+    for relative in ["keep.txt", "pkg/keep.txt", ".git/config", ".hg/store.txt"]:
+        _write(root / relative, "needle\n")
+    for relative in [".svn/entries", "pkg/.git/HEAD", "pkg/.svn/deep/x.txt"]:
+        _write(root / relative, "needle\n")
+    _write(tmp_path.resolve() / "outside" / "secret.txt", "needle\n")
+    return root
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _links_leaving(root: Path) -> None:
+    outside = root.parent / "outside"
+    made = [
+        _try_symlink(root / "out_dir", outside, folder=True),
+        _try_symlink(root / "out_file", outside / "secret.txt"),
+        _try_symlink(root / "pkg" / "up", Path("..", "..", "outside"), folder=True),
+        _try_symlink(root / "out_dangling", outside / "missing.txt"),
+        _try_symlink(root / "in_file", Path("keep.txt")),
+    ]
+    if not all(made):
+        pytest.skip("symlinks cannot be created here")
+
+
+def test_glob_and_grep_skip_vcs_folders_but_list_the_files_beside_them(walk_root: Path) -> None:
+    workspace = Workspace(walk_root)
+    expected = {"keep.txt", "pkg/keep.txt"}
+
+    assert _listed(_run(workspace, "glob", {"pattern": "**/*"})) == expected
+    assert _listed(_run(workspace, "grep", {"pattern": "needle", "path": "."})) == expected
+    assert {relative for _, relative in workspace.walk(workspace.root)} == expected
+
+
+def test_glob_and_grep_never_list_files_behind_links_that_leave_the_root(walk_root: Path) -> None:
+    _links_leaving(walk_root)
+    workspace = Workspace(walk_root)
+    # in_file is a link to keep.txt: inside, so it is listed; the links out are not.
+    expected = {"keep.txt", "pkg/keep.txt", "in_file"}
+
+    assert _listed(_run(workspace, "glob", {"pattern": "**/*"})) == expected
+    assert _listed(_run(workspace, "grep", {"pattern": "needle", "path": "."})) == expected
+    assert {relative for _, relative in workspace.walk(workspace.root)} == expected
+
+
+def test_resolve_answers_a_symlink_loop_with_a_refusal_or_a_path_inside(tmp_path: Path) -> None:
+    root = tmp_path.resolve() / "ws"
+    root.mkdir()
+    if not _try_symlink(root / "loop", Path("loop")):
+        pytest.skip("symlinks cannot be created here")
+    workspace = Workspace(root)
+    try:
+        resolved = workspace.resolve("loop")
+    except PathOutsideWorkspace:
+        return
+    assert workspace.contains(resolved)
+
+
+def test_glob_and_grep_still_work_when_the_root_holds_a_symlink_loop(walk_root: Path) -> None:
+    if not _try_symlink(walk_root / "loop", Path("loop")):
+        pytest.skip("symlinks cannot be created here")
+    workspace = Workspace(walk_root)
+
+    assert "keep.txt" in _listed(_run(workspace, "glob", {"pattern": "**/*"}))
+    assert "keep.txt" in _listed(_run(workspace, "grep", {"pattern": "needle", "path": "."}))
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        "read_file",
+        "write_file",
+        "edit_file",
+        "glob",
+        "grep",
+    ],
+)
+def test_a_lone_surrogate_in_a_tool_path_is_refused_not_a_tool_error(
+    layout: Layout, tool: str
+) -> None:
+    # JSON can carry "\ud800"; a file system path cannot. read/write/edit refuse it in
+    # pydantic (their path has min_length, which needs valid unicode); glob/grep do not.
+    before = _disk_state(layout.base)
+    result = _run(layout.workspace, tool, _tool_args(tool, "\ud800"))
+    assert result.status in {"invalid_arguments", "path_outside_workspace"}, result.content
+    assert _disk_state(layout.base) == before
+
+
+# --- 4. properties ----------------------------------------------------------------------
+
+COMPONENTS = ["a", "b", "..", ".", "", "link_out", "link_in", "~", "C:", "\\\\", "CON", "x\x00y"]
+COMPONENTS += ["sub"]
+SEPARATORS = ["/", "\\"]
+
+
+def _joined(components: st.SearchStrategy[str], max_size: int = 8) -> st.SearchStrategy[str]:
+    return st.tuples(
+        st.lists(components, min_size=1, max_size=max_size), st.sampled_from(SEPARATORS)
+    ).map(lambda parts_and_separator: parts_and_separator[1].join(parts_and_separator[0]))
+
+
+component_paths = _joined(st.sampled_from(COMPONENTS))
+plain_paths = _joined(st.sampled_from(["a", "b", "sub"]))
+any_text = st.one_of(st.text(), st.text(alphabet="ab./\\~:C \x00"), component_paths)
+
+
+@dataclass(frozen=True)
+class PropertyLayout:
+    root: str  # os.path.realpath of the root: the oracle's reference
+    workspace: Workspace
+
+
+@pytest.fixture(scope="module")
+def prop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PropertyLayout]:
+    """One layout for all examples: resolve never writes, so examples cannot disturb it."""
+    base = tmp_path_factory.mktemp("property").resolve()
+    root, outside = base / "ws", base / "outside"
+    for folder in (root / "a", root / "sub", outside):
+        folder.mkdir(parents=True)
+    (root / "b").write_text("a file: b/x goes below a file\n")
+    (outside / "secret.txt").write_text(SECRET)
+    _try_symlink(root / "link_out", outside, folder=True)
+    _try_symlink(root / "link_in", root / "sub", folder=True)
+    yield PropertyLayout(os.path.realpath(root), Workspace(root))
+
+
+def _inside(path: Path, root: str) -> bool:
+    """The oracle: os.path, not the workspace's own string prefix check."""
+    real = os.path.realpath(path)
+    return os.path.commonpath([real, root]) == root
+
+
+def _inside_or_refused(prop: PropertyLayout, raw: str) -> None:
+    try:
+        resolved = prop.workspace.resolve(raw)
+    except PathOutsideWorkspace:
+        return  # any other exception fails the test
+    assert _inside(resolved, prop.root), f"{raw!r} -> {resolved}"
+    assert str(resolved) == os.path.realpath(os.path.join(prop.root, raw.replace("\\", "/")))
+
+
+@PROPERTY_SETTINGS
+@given(raw=component_paths)
+@example(raw="link_out/../link_out/secret.txt")
+@example(raw="link_in/../../outside")
+@example(raw="sub/../..")
+def test_resolve_of_generated_paths_stays_inside_or_refuses(prop: PropertyLayout, raw: str) -> None:
+    _inside_or_refused(prop, raw)
+
+
+@PROPERTY_SETTINGS
+@given(raw=any_text)
+@example(raw="a" * 300)  # a name longer than NAME_MAX
+@example(raw="a/" * 3000)  # a path longer than PATH_MAX
+def test_resolve_of_any_text_raises_nothing_but_path_outside_workspace(
+    prop: PropertyLayout, raw: str
+) -> None:
+    _inside_or_refused(prop, raw)
+
+
+@PROPERTY_SETTINGS
+@given(raw=st.text(alphabet=st.characters(codec=None)))
+@example(raw="\ud800")
+def test_resolve_of_text_with_lone_surrogates_raises_nothing_but_path_outside_workspace(
+    prop: PropertyLayout, raw: str
+) -> None:
+    _inside_or_refused(prop, raw)
+
+
+@PROPERTY_SETTINGS
+@given(raw=plain_paths)
+def test_resolve_of_plain_names_always_succeeds_inside(prop: PropertyLayout, raw: str) -> None:
+    parts = raw.replace("\\", "/").split("/")
+
+    resolved = prop.workspace.resolve(raw)
+
+    assert _inside(resolved, prop.root)
+    assert resolved == Path(prop.root, *parts)
+    assert prop.workspace.relative(resolved) == "/".join(parts)
