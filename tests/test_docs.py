@@ -15,7 +15,7 @@ from tutorial.catalog import find_chapter
 from tutorial.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
-TEXTS = [ROOT / "README.md", ROOT / "docs" / "ch01-agent-loop.md"]
+TEXTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("ch*.md"))]
 COMMAND = re.compile(r"python -m (?:tutorial|chapters\.ch\d\d)\b[^`\n]*")
 
 
@@ -48,6 +48,8 @@ def _parse_chapter(number: int, args: list[str]) -> None:
     command = find_chapter(number).command()
     context = command.make_context(f"chapter {number}", args)
     assert context.params["demo"] or context.params["prompt"], "needs --prompt or --demo"
+    if number == 2 and context.params["workspace"] is not None:
+        assert not context.params["demo"], "--demo and --workspace do not mix"
 
 
 @pytest.mark.parametrize("path", TEXTS, ids=lambda p: p.name)
