@@ -62,7 +62,8 @@ def numbered_page(shown: str, text: str, offset: int, limit: int) -> str:
         f"{number:>6}\t{_cut(lines[number - 1])}" for number in range(offset, last + 1)
     )
     shown_lines = f"line {offset}" if offset == last else f"lines {offset}-{last}"
-    header = f"ok: {shown}, {shown_lines} of {len(lines)}"
+    whole = " (the whole file)" if offset == 1 and last == len(lines) else ""
+    header = f"ok: {shown}, {shown_lines} of {len(lines)}{whole}"
     more = (
         f"\n[{len(lines) - last} more lines: call read_file with offset={last + 1} to read on]"
         if last < len(lines)

@@ -133,6 +133,8 @@ def test_read_then_edit_over_the_real_sdk(tmp_path: Path) -> None:
     assert bodies[0]["messages"][0]["content"] == SYSTEM_PROMPT
     read_result = bodies[1]["messages"][-1]
     assert read_result["tool_call_id"] == "call_1"
-    assert read_result["content"] == "ok: app.py, line 1 of 1\n     1\tDEBUG = True"
+    assert (
+        read_result["content"] == "ok: app.py, line 1 of 1 (the whole file)\n     1\tDEBUG = True"
+    )
     assert bodies[2]["messages"][-1]["content"].startswith("ok: edited app.py")
     assert approver.requests[0].preview is not None

@@ -12,7 +12,9 @@ def test_numbered_lines_like_cat_n(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\nbeta\n", encoding="utf-8")
     result = run(file_tools(tmp_path), "read_file", path="a.txt")
     assert result.status == "ok"
-    assert result.content == "ok: a.txt, lines 1-2 of 2\n     1\talpha\n     2\tbeta"
+    assert (
+        result.content == "ok: a.txt, lines 1-2 of 2 (the whole file)\n     1\talpha\n     2\tbeta"
+    )
 
 
 def test_default_page_is_2000_lines_with_a_note_to_read_on(tmp_path: Path) -> None:
