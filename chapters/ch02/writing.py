@@ -10,8 +10,10 @@ file changed in between, its hash no longer matches and the write is refused.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -109,31 +111,40 @@ def make_write_tools(workspace: Workspace, ledger: ReadLedger) -> list[Tool]:
     def applied(plan: PlannedWrite | ToolResult) -> ToolResult:
         return plan.apply(ledger) if isinstance(plan, PlannedWrite) else plan
 
-    write_file = Tool(
-        name="write_file",
-        description=(
+    def planned_tool(
+        name: str,
+        description: str,
+        args_model: type[BaseModel],
+        plan: Callable[[Any], PlannedWrite | ToolResult],
+    ) -> Tool:
+        """A write tool: the plan's diff is the preview; running plans again, then applies."""
+        return Tool(
+            name=name,
+            description=description,
+            args_model=args_model,
+            side_effect=SideEffect.WRITE,
+            run=lambda args: applied(plan(args)),
+            preview=lambda args: previewed(plan(args)),
+        )
+
+    return [
+        planned_tool(
+            "write_file",
             "Create a file, or replace a whole file, in the workspace. Parent folders are "
             "created. To replace an existing file you must have read it first. Prefer "
-            "edit_file for changing part of a file."
+            "edit_file for changing part of a file.",
+            WriteFileArgs,
+            plan_write,
         ),
-        args_model=WriteFileArgs,
-        side_effect=SideEffect.WRITE,
-        run=lambda args: applied(plan_write(args)),
-        preview=lambda args: previewed(plan_write(args)),
-    )
-    edit_file = Tool(
-        name="edit_file",
-        description=(
+        planned_tool(
+            "edit_file",
             "Replace exact text in a file you have read: old_string must occur exactly once "
             "(or set replace_all). Copy old_string from read_file's output without the line "
-            "numbers. Line endings and encoding of the file are kept."
+            "numbers. Line endings and encoding of the file are kept.",
+            EditFileArgs,
+            plan_edit,
         ),
-        args_model=EditFileArgs,
-        side_effect=SideEffect.WRITE,
-        run=lambda args: applied(plan_edit(args)),
-        preview=lambda args: previewed(plan_edit(args)),
-    )
-    return [write_file, edit_file]
+    ]
 
 
 def _target(workspace: Workspace, raw: str) -> tuple[Path, str]:
