@@ -64,7 +64,7 @@ class Workspace:
         return real.relative_to(self.root).as_posix() or "."
 
     def walk(self, start: Path) -> Iterator[tuple[Path, str]]:
-        """(real path, root-relative path) of every file below `start`, in name order.
+        """(path, root-relative path) of every file below `start`, in name order.
 
         No VCS folders; a symlinked folder is never entered; a symlinked file is
         listed only if its target is inside the root. `os.scandir` answers the
