@@ -9,6 +9,9 @@ a broken message contract, a provider error, or `AgentLimitError`).
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Protocol
+
 from chapters.ch01.prompt import SYSTEM_PROMPT
 from shared.approval import ApprovalRequest, Approver
 from shared.completion import ModelClient, ask_model, check_finish_reason
@@ -28,6 +31,12 @@ from shared.tools import PreparedCall, ToolRegistry, ToolResult, ToolSnapshot
 DEFAULT_MAX_TURNS = 20
 
 
+class CallHandler(Protocol):
+    """Step 4 for one tool call: whatever happens, it returns the call's one result."""
+
+    def __call__(self, call: ToolCall, snapshot: ToolSnapshot) -> ToolResult: ...
+
+
 def run_agent(
     prompt: str,
     *,
@@ -38,8 +47,14 @@ def run_agent(
     max_turns: int = DEFAULT_MAX_TURNS,
     history: list[Message] | None = None,
     system_prompt: str = SYSTEM_PROMPT,
+    handle_call: CallHandler | None = None,
 ) -> str:
-    """Run the loop until the model answers in text; return that text."""
+    """Run the loop until the model answers in text; return that text.
+
+    `handle_call` is step 4 for one call; by default `run_tool_call` with the human
+    approver. Chapter 3 passes a permission policy here; the loop stays the same.
+    """
+    handle_call = handle_call or partial(run_tool_call, approver=approver, console=console)
     history = [] if history is None else history  # pass a list in to watch it grow
     if not history:
         history.append(SystemMessage(content=system_prompt))
@@ -56,7 +71,7 @@ def run_agent(
             return final_answer(reply.message)
 
         for call in reply.message.tool_calls:  # 4. each call, in order, gets one result
-            result = run_tool_call(call, snapshot, approver, console)
+            result = handle_call(call, snapshot)
             history.append(ToolMessage(tool_call_id=call.id, content=result.content))
         # 5. the results are in the history; the `for` goes back to step 2
 
@@ -71,7 +86,7 @@ def final_answer(message: AssistantMessage) -> str:
 
 
 def run_tool_call(
-    call: ToolCall, snapshot: ToolSnapshot, approver: Approver, console: Console
+    call: ToolCall, snapshot: ToolSnapshot, *, approver: Approver, console: Console
 ) -> ToolResult:
     """Look up, parse, validate, approve, execute: every failure comes back as a result."""
     prepared = snapshot.prepare(call)  # no side effects: nothing runs before approval
