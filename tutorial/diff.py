@@ -1,9 +1,9 @@
 """`python -m tutorial diff --chapter N`: what chapter N adds to chapter N-1.
 
 A chapter imports what it keeps and writes only what it changes, so its own
-folder *is* what it adds. A file with the same name in the previous chapter
-(usually the loop, shown whole again on purpose) is shown as a unified diff
-against it; every other file is new and shown in full. Tests are listed, not
+folder *is* what it adds. A file with the same name in an earlier chapter (the
+nearest one that has it: usually the loop, shown whole again on purpose) is
+shown as a unified diff against it; every other file is new and shown in full. Tests are listed, not
 shown: they are how the chapter proves its promises, not what it teaches.
 """
 
@@ -21,16 +21,23 @@ def chapter_diff(chapter: Chapter) -> str:
     parts = [_summary(chapter, previous, sources, tests)]
     for path in sources:
         relative = path.relative_to(chapter.folder)
-        before = previous.folder / relative if previous else None
+        before = _latest_earlier(chapter, relative)
         old_lines, from_name = [], "/dev/null"
-        if before is not None and before.is_file():
-            old_lines, from_name = (
-                _lines(before),
-                f"chapters/{before.parent.name}/{relative.as_posix()}",
-            )
+        if before is not None:
+            old_lines = _lines(before)
+            from_name = f"chapters/{before.parent.name}/{relative.as_posix()}"
         to_name = f"chapters/{chapter.folder.name}/{relative.as_posix()}"
         parts.append("".join(difflib.unified_diff(old_lines, _lines(path), from_name, to_name)))
     return "\n".join(part for part in parts if part)
+
+
+def _latest_earlier(chapter: Chapter, relative: Path) -> Path | None:
+    """The same file in the nearest earlier chapter that has one (the loop skips chapters)."""
+    earlier = sorted((c for c in CHAPTERS if c.number < chapter.number), key=lambda c: -c.number)
+    for candidate in (c.folder / relative for c in earlier):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def _chapter_files(folder: Path) -> tuple[list[Path], list[Path]]:
