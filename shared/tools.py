@@ -129,6 +129,9 @@ class ToolSnapshot:
     def schemas(self) -> tuple[dict[str, Any], ...]:
         return self._schemas
 
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
     def prepare(self, call: ToolCall) -> PreparedCall | ToolResult:
         """Look up, parse, validate, preview a call. No side effects; failures are results."""
         name = call.function.name

@@ -30,17 +30,19 @@ class Chapter:
     def folder(self) -> Path:
         return CHAPTERS_ROOT / f"ch{self.number:02d}"
 
-    def command(self) -> click.Command:
-        """The chapter's click command, imported only now."""
+    def command(self, name: str = "command") -> click.Command | None:
+        """A click command of the chapter's cli module, imported only now."""
         module = importlib.import_module(f"{self.package}.cli")
-        command: click.Command = module.command
+        command: click.Command | None = getattr(module, name, None)
         return command
 
 
 CHAPTERS = (
     Chapter(1, "the agent loop", "智能体循环", ready=True),
     Chapter(2, "file tools and a path boundary", "文件工具与路径边界", ready=True),
-    Chapter(3, "permission policy, audit, four-state decisions", "权限策略、审计与四态决策"),
+    Chapter(
+        3, "permission policy, audit, four-state decisions", "权限策略、审计与四态决策", ready=True
+    ),
     Chapter(4, "hooks", "钩子"),
     Chapter(5, "a todo plan", "待办计划"),
     Chapter(6, "sub-agents", "子智能体"),

@@ -29,7 +29,7 @@ class _Dispatcher(FriendlyGroup):
         name = args[0]
         if name not in self.commands:
             raise click.UsageError(
-                f"Unknown command: {name}. Expected command: run (others: list, diff)"
+                f"Unknown command: {name}. Expected command: run (others: list, diff, permissions)"
             )
         return super().resolve_command(ctx, args)
 
@@ -44,6 +44,7 @@ def cli(ctx: click.Context) -> None:
       python -m tutorial run --chapter 1 --prompt "List the files here"
       python -m tutorial list
       python -m tutorial diff --chapter 1
+      python -m tutorial permissions check --chapter 3 'shell(git push)'
     """
     if ctx.invoked_subcommand is None:
         raise click.UsageError("Expected command: run")
@@ -66,9 +67,38 @@ def run(chapter: int | None, chapter_args: tuple[str, ...]) -> None:
             "--chapter is required, e.g. --chapter 1 --demo" if "--demo" in args else BOTH_REQUIRED
         )
     command = find_chapter(chapter).command()
+    assert command is not None  # every chapter that is ready has one
     prog_name = f"{PROG_NAME} run --chapter {chapter}"
     # Parse and invoke directly: errors rise to the dispatcher's one error policy.
     with command.make_context(prog_name, args, obj={MISSING_PROMPT_KEY: BOTH_REQUIRED}) as sub:
+        command.invoke(sub)
+
+
+@cli.group()
+def permissions() -> None:
+    """Inspect a chapter's permission policy (chapter 3 and later)."""
+
+
+@permissions.command(
+    name="check",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True},
+    add_help_option=False,
+)
+@click.option("--chapter", type=int, help="Whose policy: chapter 3 or later.")
+@click.argument("check_args", nargs=-1, type=click.UNPROCESSED)
+def permissions_check(chapter: int | None, check_args: tuple[str, ...]) -> None:
+    """What the policy decides for 'TOOL(ARGUMENT)', and why; nothing runs."""
+    if chapter is None:
+        raise click.UsageError(
+            "--chapter is required, e.g. permissions check --chapter 3 'shell(ls)'"
+        )
+    command = find_chapter(chapter).command("check_command")
+    if command is None:
+        raise click.UsageError(
+            f"Chapter {chapter} has no permission policy; use chapter 3 or later"
+        )
+    prog_name = f"{PROG_NAME} permissions check --chapter {chapter}"
+    with command.make_context(prog_name, list(check_args)) as sub:
         command.invoke(sub)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from chapters.ch01.demo import DEMO_PROMPT, demo_model
-from chapters.ch01.loop import DEFAULT_MAX_TURNS, run_agent
+from chapters.ch01.loop import DEFAULT_MAX_TURNS, CallHandler, run_agent
 from chapters.ch01.prompt import SYSTEM_PROMPT
 from chapters.ch01.shell_tool import make_shell_tool
 from shared.approval import TerminalApprover
@@ -41,6 +41,8 @@ class Session:
     demo_model: Callable[[], ModelClient]
     demo_prompt: str
     system_prompt: str = SYSTEM_PROMPT
+    # Step 4 of the loop, built around the console; None: chapter 1's approval per call.
+    handle_call: Callable[[Console], CallHandler] | None = None
 
 
 @click.command(
@@ -82,6 +84,7 @@ def run_session(
         console=console,
         max_turns=max_turns,
         system_prompt=session.system_prompt,
+        handle_call=session.handle_call(console) if session.handle_call else None,
     )
     console.answer(answer)
 

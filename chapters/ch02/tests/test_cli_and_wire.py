@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -67,7 +68,11 @@ def test_the_demo_makes_its_own_workspace(tmp_path: Path) -> None:
     result = tutorial("run", "--chapter", "2", "--demo")
     assert result.exit_code == 0
     folder = Path(result.stderr.split("folder: ", 1)[1].split()[0])
-    assert folder != tmp_path and (folder / DEMO_FILE).read_text(encoding="utf-8") == DEMO_SOURCE
+    try:
+        assert folder != tmp_path
+        assert (folder / DEMO_FILE).read_text(encoding="utf-8") == DEMO_SOURCE
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_workspace_must_be_an_existing_folder(tmp_path: Path) -> None:

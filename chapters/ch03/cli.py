@@ -1,0 +1,153 @@
+"""The command line of chapter 3: chapter 2's, plus --mode, --allow, --deny, and `check`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from chapters.ch01.cli import Session, run_session
+from chapters.ch01.loop import DEFAULT_MAX_TURNS
+from chapters.ch02.prompt import SYSTEM_PROMPT
+from chapters.ch02.toolset import make_tools
+from chapters.ch02.workspace import Workspace
+from chapters.ch03.asking import TerminalAsker
+from chapters.ch03.audit import AUDIT_FILE, AuditLog
+from chapters.ch03.demo import DEMO_PROMPT, demo_model, make_demo_workspace
+from chapters.ch03.gate import PermissionGate
+from chapters.ch03.policy import Mode, Policy
+from chapters.ch03.rules import KEY_ARGUMENTS, Rule, RuleError
+from chapters.ch03.settings import load_policy
+from shared.cli import FriendlyCommand, common_options, require_prompt, working_directory
+from shared.console import Console
+
+PROG_NAME = "python -m chapters.ch03"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def policy_options(function: F) -> F:
+    """--workspace, --mode, --allow, --deny: shared by the agent and by `check`."""
+    for option in reversed(
+        [
+            click.option(
+                "--workspace",
+                type=click.Path(exists=True, file_okay=False, path_type=Path),
+                help="The folder the file tools may reach. Default: the current folder.",
+            ),
+            click.option(
+                "--mode",
+                type=click.Choice([m.value for m in Mode]),
+                help="default (reads allowed), accept-edits (writes too), plan (read-only), "
+                "bypass (all but deny rules). Default: the settings' defaultMode, else default.",
+            ),
+            click.option(
+                "--allow",
+                multiple=True,
+                metavar="RULE",
+                help="Allow rule, e.g. 'shell(git status)'.",
+            ),
+            click.option(
+                "--deny", multiple=True, metavar="RULE", help="Deny rule, e.g. 'shell(rm:*)'."
+            ),
+        ]
+    ):
+        function = option(function)
+    return function
+
+
+@click.command(
+    name="ch03",
+    cls=FriendlyCommand,
+    help="Chapter 3: a permission policy decides; only its 'ask' reaches you; all is audited.",
+)
+@common_options(default_max_turns=DEFAULT_MAX_TURNS)
+@policy_options
+def command(
+    prompt: str | None,
+    max_turns: int,
+    trace: bool,
+    demo: bool,
+    workspace: Path | None,
+    mode: str | None,
+    allow: tuple[str, ...],
+    deny: tuple[str, ...],
+) -> None:
+    require_prompt(prompt, demo)
+    if demo and workspace is not None:
+        raise click.UsageError("--demo makes its own temporary workspace; drop --workspace")
+    root = Workspace(make_demo_workspace() if demo else workspace or working_directory())
+    tools = make_tools(root)
+    policy = _policy(root, tools.snapshot().names, mode, allow, deny)  # exit 2 if malformed
+
+    def gate(console: Console) -> PermissionGate:
+        console.info(f"mode: {policy.mode} · audit: {AUDIT_FILE.as_posix()}")
+        return PermissionGate(
+            policy, TerminalAsker(console), AuditLog(root.root / AUDIT_FILE), console
+        )
+
+    session = Session(
+        chapter=3,
+        folder=root.root,
+        tools=lambda: tools,
+        demo_model=demo_model,
+        demo_prompt=DEMO_PROMPT,
+        system_prompt=SYSTEM_PROMPT,
+        handle_call=gate,
+    )
+    run_session(session, prompt=prompt, max_turns=max_turns, trace=trace, demo=demo)
+
+
+@click.command(name="check", cls=FriendlyCommand)
+@click.argument("call_text", metavar="'TOOL(ARGUMENT)'")
+@policy_options
+def check_command(
+    call_text: str,
+    workspace: Path | None,
+    mode: str | None,
+    allow: tuple[str, ...],
+    deny: tuple[str, ...],
+) -> None:
+    """Print what the policy decides for a call, and why, without running anything.
+
+    \b
+      check 'shell(git push origin main)'
+      check 'read_file(secrets/token.txt)' --mode plan
+    """
+    root = Workspace(workspace or working_directory())
+    tools = make_tools(root).snapshot()  # for names and side effects; nothing runs
+    policy = _policy(root, tools.names, mode, allow, deny)
+    try:
+        parsed = Rule.parse(call_text, "check", tools.names)
+    except RuleError as error:
+        raise click.UsageError(f"{error}") from None
+    tool = tools.get(parsed.tool)
+    assert tool is not None  # Rule.parse accepted only known tools
+    arguments = {KEY_ARGUMENTS[parsed.tool]: parsed.spec} if parsed.spec is not None else {}
+    call = policy.call(parsed.tool, tool.side_effect, arguments)
+    verdict = policy.decide(call)
+    click.echo(f"{verdict.decision}: {call.shown}")
+    click.echo(f"  because: {verdict.source}")
+    click.echo(f"  mode: {policy.mode}")
+
+
+def _policy(
+    root: Workspace,
+    tool_names: Sequence[str],
+    mode: str | None,
+    allow: Sequence[str],
+    deny: Sequence[str],
+) -> Policy:
+    return load_policy(
+        root,
+        Path.home(),
+        known_tools=tool_names,
+        mode=Mode(mode) if mode else None,
+        allow=allow,
+        deny=deny,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return command.main(argv, prog_name=PROG_NAME)

@@ -1,0 +1,98 @@
+"""Permission rules: `Tool` or `Tool(spec)`, matched against a call's key argument.
+
+`shell(git status)` matches exactly that command; `shell(git diff:*)` matches
+`git diff` and anything starting with `git diff `; `read_file(secrets/**)`
+matches by gitignore-style glob on the workspace-relative path (the `pathspec`
+library implements gitignore's rules; hand-written glob semantics would differ
+from what users already know in subtle ways). `Tool` alone matches every call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import pathspec
+
+# The argument a rule's spec is matched against, per tool.
+KEY_ARGUMENTS = {
+    "shell": "command",
+    "read_file": "path",
+    "write_file": "path",
+    "edit_file": "path",
+    "glob": "path",
+    "grep": "path",
+}
+_RULE = re.compile(r"(?P<tool>[A-Za-z_][\w-]*)(?:\((?P<spec>.*)\))?", re.S)
+
+
+class RuleError(ValueError):
+    """A rule that does not parse; the message says what is wrong."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    text: str  # as written: "shell(git diff:*)"
+    tool: str
+    spec: str | None  # None: every call of the tool
+    source: str  # where it came from: ".tutorial/settings.json", "--allow", ...
+
+    @classmethod
+    def parse(cls, text: str, source: str, known_tools: Collection[str]) -> Rule:
+        match = _RULE.fullmatch(text.strip())
+        if match is None:
+            raise RuleError(
+                f"{text!r} is not a rule; write Tool or Tool(spec), e.g. shell(git status)"
+            )
+        tool, spec = match["tool"], match["spec"]
+        if tool not in known_tools:
+            raise RuleError(
+                f"{text!r} names no known tool; tools: {', '.join(sorted(known_tools))}"
+            )
+        if spec is not None and not spec.strip():
+            raise RuleError(f"{text!r} has an empty spec; write {tool} to match every call")
+        if spec is not None and tool == "shell" and spec.strip() == ":*":
+            raise RuleError(f"{text!r} has an empty prefix; write shell to match every command")
+        return cls(text.strip(), tool, spec.strip() if spec is not None else None, source)
+
+    def matches(self, tool: str, key: str | None) -> bool:
+        """Whether this rule covers a call of `tool` whose key argument is `key`."""
+        if tool != self.tool:
+            return False
+        if self.spec is None:
+            return True
+        if key is None:
+            return False
+        if self.tool == "shell":
+            return _command_matches(self.spec, key)
+        return self._paths.match_file(key)
+
+    def describe(self) -> str:
+        return f"rule {self.text} from {self.source}"
+
+    @cached_property
+    def _paths(self) -> pathspec.PathSpec[Any]:
+        return pathspec.PathSpec.from_lines("gitignore", [self.spec or ""])
+
+
+def _command_matches(spec: str, command: str) -> bool:
+    """`git diff:*` is a prefix (whole words); anything else must equal the command."""
+    if spec.endswith(":*"):
+        prefix = spec[:-2].rstrip()
+        return command == prefix or command.startswith(prefix + " ")
+    return command == spec
+
+
+def exact_rule(tool: str, key: str | None, source: str) -> Rule:
+    """The narrowest rule that covers this one call: what "always" adds.
+
+    A path is anchored with a leading `/` (gitignore: "at the workspace root") and
+    its glob characters are escaped, so `a.py` does not also cover `sub/a.py`.
+    """
+    if key is None:
+        return Rule(tool, tool, None, source)
+    spec = key if tool == "shell" else "/" + re.sub(r"([*?\[\]!\\])", r"\\\1", key)
+    return Rule(f"{tool}({spec})", tool, spec, source)

@@ -1,0 +1,96 @@
+"""Where the rules come from: two settings files and the command line.
+
+    .tutorial/settings.json     in the workspace: the project's rules
+    ~/.tutorial/settings.json   in your home folder: your rules for every project
+    --allow RULE / --deny RULE  this run only
+
+All deny rules form one layer, all ask rules the next, all allow rules the
+next (see policy.py): a deny in your home folder beats an allow in the project.
+The mode comes from --mode, else the project's defaultMode, else yours, else
+"default". A settings file that does not parse stops the run before any
+request (exit 2), naming the file and what is wrong: a half-read policy is
+worse than none.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from chapters.ch02.workspace import Workspace
+from chapters.ch03.policy import Mode, Policy
+from chapters.ch03.rules import Rule, RuleError
+from shared.errors import ConfigError
+
+PROJECT_SETTINGS = Path(".tutorial") / "settings.json"
+USER_SETTINGS = Path(".tutorial") / "settings.json"  # below the home folder
+
+
+class Permissions(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    allow: list[str] = []
+    ask: list[str] = []
+    deny: list[str] = []
+    default_mode: Mode | None = Field(default=None, alias="defaultMode")
+
+
+class SettingsFile(BaseModel):
+    # Other keys belong to other chapters (hooks, in chapter 4), so they are allowed here.
+    model_config = ConfigDict(extra="allow")
+
+    permissions: Permissions = Permissions()
+
+
+def load_policy(
+    workspace: Workspace,
+    home: Path,
+    *,
+    known_tools: Collection[str],
+    mode: Mode | None = None,
+    allow: Sequence[str] = (),
+    deny: Sequence[str] = (),
+) -> Policy:
+    """Read both settings files, add the command-line rules, and build the policy."""
+    sources = [
+        (workspace.root / PROJECT_SETTINGS, PROJECT_SETTINGS.as_posix()),
+        (home / USER_SETTINGS, "~/" + USER_SETTINGS.as_posix()),
+    ]
+    files = [(shown, _read(path, shown)) for path, shown in sources if path.is_file()]
+    rules: dict[str, list[Rule]] = {"allow": [], "ask": [], "deny": []}
+    for shown, permissions in files:
+        for kind in rules:
+            for index, text in enumerate(getattr(permissions, kind)):
+                rules[kind].append(_rule(text, shown, f"permissions.{kind}[{index}]", known_tools))
+    for kind, texts in (("allow", allow), ("deny", deny)):
+        rules[kind] += [_rule(text, f"--{kind}", f"--{kind}", known_tools) for text in texts]
+    chosen = mode or next((p.default_mode for _, p in files if p.default_mode), Mode.DEFAULT)
+    return Policy(workspace, chosen, deny=rules["deny"], ask=rules["ask"], allow=rules["allow"])
+
+
+def _read(path: Path, shown: str) -> Permissions:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as error:
+        raise ConfigError(
+            f"{shown}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{shown}: cannot be read ({error})") from None
+    try:
+        return SettingsFile.model_validate(data).permissions
+    except ValidationError as error:
+        problem = error.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in problem["loc"]) or "the file"
+        raise ConfigError(f"{shown}: {where}: {problem['msg']}") from None
+
+
+def _rule(text: str, shown: str, where: str, known_tools: Collection[str]) -> Rule:
+    try:
+        return Rule.parse(text, shown, known_tools)
+    except RuleError as error:
+        place = shown if shown == where else f"{shown}: {where}"
+        raise ConfigError(f"{place}: {error}") from None
