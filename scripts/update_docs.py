@@ -8,6 +8,7 @@ A chapter text marks each generated block with a comment, followed by a code blo
     <!-- trace: request 1 -->                    a JSON document traced by the chapter's demo
     <!-- trace: request 3 | messages[-3:] -->    ... or a slice of one of its lists
     <!-- console -->                             what the demo printed (plain, no colour)
+    <!-- audit -->                               the audit log the demo wrote (times masked)
     <!-- source: chapters/ch01/loop.py run_agent -->            a function, verbatim
     <!-- source: chapters/ch02/workspace.py Workspace.resolve -->  or a method
 
@@ -28,6 +29,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,64 +43,120 @@ from chapters.ch02 import demo as ch02_demo  # noqa: E402
 from chapters.ch02.prompt import SYSTEM_PROMPT as CH02_PROMPT  # noqa: E402
 from chapters.ch02.toolset import make_tools as ch02_tools  # noqa: E402
 from chapters.ch02.workspace import Workspace  # noqa: E402
+from chapters.ch03 import demo as ch03_demo  # noqa: E402
+from chapters.ch03.asking import Asker, ScriptedAsker, TerminalAsker  # noqa: E402
+from chapters.ch03.audit import AUDIT_FILE, AuditLog  # noqa: E402
+from chapters.ch03.gate import PermissionGate  # noqa: E402
+from chapters.ch03.settings import PROJECT_SETTINGS, load_policy  # noqa: E402
 from shared.approval import Approver, ScriptedApprover, TerminalApprover  # noqa: E402
 from shared.console import Console  # noqa: E402
 from shared.tools import ToolRegistry  # noqa: E402
 
 # A marker, the opening fence, the body (possibly empty), the closing fence on its own line.
 BLOCK = re.compile(
-    r"(<!-- (?P<kind>trace|source|console)(?:: (?P<title>[^>]+?))? -->\n```\w*\n)"
+    r"(<!-- (?P<kind>trace|source|console|audit)(?:: (?P<title>[^>]+?))? -->\n```\w*\n)"
     r"(?P<body>(?:.*?\n)??)(?P<close>```)$",
     re.S | re.M,
 )
 
 
-Demo = Callable[[Console, Approver], None]
+# A demo run: the console, and whether a human types "y" at a (simulated) terminal
+# instead of a scripted yes. It returns the audit log it wrote, if the chapter has one.
+Demo = Callable[[Console, bool], str]
+YES = "y\n" * 9
 
 
-def run_ch01(console: Console, approver: Approver) -> None:
+def approver(console: Console, human: bool) -> Approver:
+    if human:
+        return TerminalApprover(console, stdin=io.StringIO(YES), interactive=True)
+    return ScriptedApprover.always(True)
+
+
+def run_ch01(console: Console, human: bool) -> str:
     run_agent(
         ch01_demo.DEMO_PROMPT,
         model=ch01_demo.demo_model(),
         tools=ToolRegistry([make_shell_tool(ROOT)]),
-        approver=approver,
+        approver=approver(console, human),
         console=console,
     )
+    return ""
 
 
-def run_ch02(console: Console, approver: Approver) -> None:
+def run_ch02(console: Console, human: bool) -> str:
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / ch02_demo.DEMO_FILE).write_text(ch02_demo.DEMO_SOURCE, encoding="utf-8")
         run_agent(
             ch02_demo.DEMO_PROMPT,
             model=ch02_demo.demo_model(),
             tools=ch02_tools(Workspace(Path(folder))),
-            approver=approver,
+            approver=approver(console, human),
             console=console,
             system_prompt=CH02_PROMPT,
         )
+    return ""
+
+
+def run_ch03(console: Console, human: bool) -> str:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Workspace(Path(folder))
+        settings = root.root / PROJECT_SETTINGS
+        settings.parent.mkdir()
+        settings.write_text(json.dumps(ch03_demo.DEMO_SETTINGS), encoding="utf-8")
+        tools = ch02_tools(root)
+        policy = load_policy(root, root.root / "home", known_tools=tools.snapshot().names)
+        asker: Asker = (
+            TerminalAsker(console, stdin=io.StringIO(YES), interactive=True)
+            if human
+            else ScriptedAsker(["y"] * 9)
+        )
+        audit = AuditLog(root.root / AUDIT_FILE)
+        run_agent(
+            ch03_demo.DEMO_PROMPT,
+            model=ch03_demo.demo_model(),
+            tools=tools,
+            approver=ScriptedApprover([]),
+            console=console,
+            system_prompt=CH02_PROMPT,
+            handle_call=PermissionGate(policy, asker, audit, console),
+        )
+        audit.close()
+        return (root.root / AUDIT_FILE).read_text(encoding="utf-8")
 
 
 DOCS: dict[Path, Demo] = {
     ROOT / "docs" / "ch01-agent-loop.md": run_ch01,
     ROOT / "docs" / "ch02-file-tools.md": run_ch02,
+    ROOT / "docs" / "ch03-permissions.md": run_ch03,
 }
 
 
-def demo_output(run: Demo) -> tuple[dict[str, Any], str]:
-    """The demo's traced JSON documents by title, and what it prints without tracing."""
+@dataclass(frozen=True)
+class DemoOutput:
+    documents: dict[str, Any]  # traced JSON by title: "request 1", "response 1", ...
+    printed: str  # what the demo printed, a human answering at the terminal
+    audit: str  # the audit log of the traced run, if the chapter writes one
+
+
+def demo_output(run: Demo) -> DemoOutput:
     traced = io.StringIO()
-    run(
-        Console(out=io.StringIO(), err=traced, fancy=False, trace=True),
-        ScriptedApprover.always(True),
-    )
+    audit = run(Console(out=io.StringIO(), err=traced, fancy=False, trace=True), False)
     text, documents = traced.getvalue(), {}
     for match in re.finditer(r"^--- (?P<title>.+?) ---\n", text, re.M):
         documents[match["title"]], _ = json.JSONDecoder().raw_decode(text, match.end())
     printed = io.StringIO()
-    console = Console(out=printed, err=printed, fancy=False)
-    run(console, TerminalApprover(console, stdin=io.StringIO("y\n" * 9), interactive=True))
-    return documents, printed.getvalue().rstrip("\n")
+    run(Console(out=printed, err=printed, fancy=False), True)
+    return DemoOutput(documents, printed.getvalue().rstrip("\n"), audit)
+
+
+def audit_block(audit: str) -> str:
+    """The audit lines, with each time replaced by a marked placeholder (times differ per run)."""
+    lines = []
+    for line in audit.splitlines():
+        record = json.loads(line)
+        record["time"] = "<time>"
+        lines.append(json.dumps(record, ensure_ascii=False))
+    return "\n".join(lines)
 
 
 def trace_block(reference: str, documents: dict[str, Any]) -> str:
@@ -132,13 +190,13 @@ def console_block(printed: str) -> str:
     # The first line names the temporary folder or this checkout: a machine path.
     # The human's "y" went in through stdin, so it is not in the output; show it.
     lines = (line for line in printed.splitlines() if " · folder: " not in line)
-    return "\n".join(lines).replace("[y/N] ", "[y/N] y\n")
+    return re.sub(r"(\[y(?:/a)?/N\]) ", r"\1 y\n", "\n".join(lines))
 
 
 def render(text: str, run: Demo) -> str:
-    cache: list[tuple[dict[str, Any], str]] = []
+    cache: list[DemoOutput] = []
 
-    def demo() -> tuple[dict[str, Any], str]:
+    def demo() -> DemoOutput:
         if not cache:
             cache.append(demo_output(run))
         return cache[0]
@@ -148,9 +206,11 @@ def render(text: str, run: Demo) -> str:
         if kind == "source":
             body = source_block(title)
         elif kind == "trace":
-            body = trace_block(title, demo()[0])
+            body = trace_block(title, demo().documents)
+        elif kind == "audit":
+            body = audit_block(demo().audit)
         else:
-            body = console_block(demo()[1])
+            body = console_block(demo().printed)
         return f"{match[1]}{body}\n{match['close']}"
 
     return BLOCK.sub(replace, text)

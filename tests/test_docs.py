@@ -34,6 +34,17 @@ def parse(command: str) -> None:
     if not args or args == ["--help"]:
         return  # the dispatcher has no options of its own
     name, *rest = args
+    if name == "permissions":
+        name, *rest = rest
+        group = cli.get_command(click.Context(cli), "permissions")
+        assert isinstance(group, click.Group) and name == "check", command
+        check = group.get_command(click.Context(group), "check")
+        assert check is not None
+        sub = check.make_context("check", rest)
+        chapter_check = find_chapter(sub.params["chapter"]).command("check_command")
+        assert chapter_check is not None, f"chapter {sub.params['chapter']} has no check"
+        chapter_check.make_context("check", list(sub.params["check_args"]))
+        return
     command_object = cli.get_command(click.Context(cli), name)
     if command_object is None:
         raise click.UsageError(f"no command {name!r}")
@@ -46,9 +57,10 @@ def parse(command: str) -> None:
 
 def _parse_chapter(number: int, args: list[str]) -> None:
     command = find_chapter(number).command()
+    assert command is not None
     context = command.make_context(f"chapter {number}", args)
     assert context.params["demo"] or context.params["prompt"], "needs --prompt or --demo"
-    if number == 2 and context.params["workspace"] is not None:
+    if number >= 2 and context.params["workspace"] is not None:
         assert not context.params["demo"], "--demo and --workspace do not mix"
 
 

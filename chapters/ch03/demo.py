@@ -18,7 +18,8 @@ from shared.process import IS_WINDOWS
 from shared.scripted import ScriptedModel, response, scripted_text, tool_call
 
 DEMO_SETTINGS = {"permissions": {"allow": ["shell(echo:*)"], "deny": ["shell(rm:*)"]}}
-DEMO_COMMANDS = ("echo allowed by a rule", "rm -rf build", "Get-Date" if IS_WINDOWS else "date")
+ASKED = "Write-Output 'asked first'" if IS_WINDOWS else "printf 'asked first\\n'"
+DEMO_COMMANDS = ("echo allowed by a rule", "rm -rf build", ASKED)
 DEMO_PROMPT = "Show me one allowed, one denied and one asked shell call."
 DEMO_MODEL = "scripted-demo"
 

@@ -1,0 +1,311 @@
+"""The policy: precedence, modes, per-part shell decisions, rule syntax, where rules come from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chapters.ch02.workspace import Workspace
+from chapters.ch03.policy import Call, Decision, Mode, Policy
+from chapters.ch03.rules import KEY_ARGUMENTS, Rule, RuleError, exact_rule
+from chapters.ch03.settings import load_policy
+from shared.errors import ConfigError
+from shared.tools import SideEffect
+
+TOOLS = tuple(KEY_ARGUMENTS)
+EFFECTS = {
+    "shell": SideEffect.EXECUTE,
+    "read_file": SideEffect.READ,
+    "glob": SideEffect.READ,
+    "grep": SideEffect.READ,
+    "write_file": SideEffect.WRITE,
+    "edit_file": SideEffect.WRITE,
+}
+
+
+def rules(*texts: str, source: str = "test") -> list[Rule]:
+    return [Rule.parse(text, source, TOOLS) for text in texts]
+
+
+def decide(policy: Policy, tool: str, key: str) -> Decision:
+    argument = KEY_ARGUMENTS[tool]
+    return policy.decide(policy.call(tool, EFFECTS[tool], {argument: key})).decision
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    (tmp_path / "ws").mkdir()
+    return Workspace(tmp_path / "ws")
+
+
+# -- precedence --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("deny", "ask", "allow", "expected"),
+    [
+        (["shell(git push:*)"], ["shell(git push:*)"], ["shell(git push:*)"], Decision.DENY),
+        ([], ["shell(git push:*)"], ["shell(git push:*)"], Decision.ASK),
+        ([], [], ["shell(git push:*)"], Decision.ALLOW),
+        (["shell"], [], ["shell(git push origin main)"], Decision.DENY),
+        ([], ["shell"], ["shell(git push origin main)"], Decision.ASK),
+        ([], [], [], Decision.ASK),  # nothing has an opinion: ask
+    ],
+)
+def test_deny_beats_ask_beats_allow(
+    workspace: Workspace, deny: list[str], ask: list[str], allow: list[str], expected: Decision
+) -> None:
+    policy = Policy(workspace, deny=rules(*deny), ask=rules(*ask), allow=rules(*allow))
+    assert decide(policy, "shell", "git push origin main") is expected
+
+
+def test_precedence_holds_across_files_and_flags(workspace: Workspace, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write_settings(workspace.root, {"allow": ["shell(git push:*)", "read_file"]})
+    write_settings(home, {"ask": ["shell(git push:*)"], "deny": ["read_file(secrets/**)"]})
+    policy = load_policy(workspace, home, known_tools=TOOLS, allow=["write_file(docs/**)"])
+
+    verdict = policy.decide(policy.call("shell", SideEffect.EXECUTE, {"command": "git push"}))
+    assert verdict.decision is Decision.ASK  # the user's ask beats the project's allow
+    assert verdict.source == "rule shell(git push:*) from ~/.tutorial/settings.json"
+    assert decide(policy, "read_file", "secrets/key.txt") is Decision.DENY
+    assert decide(policy, "read_file", "README.md") is Decision.ALLOW
+    assert decide(policy, "write_file", "docs/a.md") is Decision.ALLOW  # from the flag
+
+    flagged = load_policy(workspace, home, known_tools=TOOLS, deny=["shell(git:*)"])
+    verdict = flagged.decide(flagged.call("shell", SideEffect.EXECUTE, {"command": "git push"}))
+    assert (verdict.decision, verdict.source) == (Decision.DENY, "rule shell(git:*) from --deny")
+
+
+# -- modes ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mode", "read", "write", "execute"),
+    [
+        (Mode.DEFAULT, Decision.ALLOW, Decision.ASK, Decision.ASK),
+        (Mode.ACCEPT_EDITS, Decision.ALLOW, Decision.ALLOW, Decision.ASK),
+        (Mode.PLAN, Decision.ALLOW, Decision.DENY, Decision.DENY),
+        (Mode.BYPASS, Decision.ALLOW, Decision.ALLOW, Decision.ALLOW),
+    ],
+)
+def test_each_mode(
+    workspace: Workspace, mode: Mode, read: Decision, write: Decision, execute: Decision
+) -> None:
+    policy = Policy(workspace, mode)
+    assert decide(policy, "read_file", "a.txt") is read
+    assert decide(policy, "grep", ".") is read
+    assert decide(policy, "write_file", "a.txt") is write
+    assert decide(policy, "shell", "make") is execute
+
+
+def test_plan_mode_denies_even_what_an_allow_rule_allows(workspace: Workspace) -> None:
+    policy = Policy(workspace, Mode.PLAN, allow=rules("shell(git status)", "write_file"))
+    verdict = policy.decide(policy.call("shell", SideEffect.EXECUTE, {"command": "git status"}))
+    assert (verdict.decision, verdict.source) == (Decision.DENY, "mode plan (read-only)")
+    assert decide(policy, "write_file", "a.txt") is Decision.DENY
+
+
+def test_a_deny_rule_wins_in_bypass_mode(workspace: Workspace) -> None:
+    policy = Policy(workspace, Mode.BYPASS, deny=rules("shell(rm:*)", "read_file(.env)"))
+    assert decide(policy, "shell", "rm -rf build") is Decision.DENY
+    assert decide(policy, "read_file", ".env") is Decision.DENY
+    assert decide(policy, "shell", "make") is Decision.ALLOW
+
+
+def test_bypass_ignores_ask_rules(workspace: Workspace) -> None:
+    policy = Policy(workspace, Mode.BYPASS, ask=rules("shell(git push:*)"))
+    assert decide(policy, "shell", "git push") is Decision.ALLOW
+
+
+def test_mode_defaults_come_from_settings_and_the_flag_wins(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    write_settings(home, {"defaultMode": "bypass"})
+    assert load_policy(workspace, home, known_tools=TOOLS).mode is Mode.BYPASS
+    write_settings(workspace.root, {"defaultMode": "plan"})
+    assert load_policy(workspace, home, known_tools=TOOLS).mode is Mode.PLAN
+    flagged = load_policy(workspace, home, known_tools=TOOLS, mode=Mode.ACCEPT_EDITS)
+    assert flagged.mode is Mode.ACCEPT_EDITS
+
+
+# -- shell commands, part by part ---------------------------------------------------------------
+
+
+def test_every_part_must_be_allowed(workspace: Workspace) -> None:
+    policy = Policy(workspace, allow=rules("shell(echo:*)", "shell(git status)"))
+    assert decide(policy, "shell", "echo hi && git status") is Decision.ALLOW
+    assert decide(policy, "shell", "echo hi && rm -rf x") is Decision.ASK
+    verdict = policy.decide(policy.call("shell", SideEffect.EXECUTE, {"command": "echo a; ls"}))
+    assert verdict.source == "not every part is allowed: no allow rule for 'ls'"
+
+
+def test_any_denied_part_denies_the_whole(workspace: Workspace) -> None:
+    policy = Policy(workspace, deny=rules("shell(rm:*)"), allow=rules("shell(echo:*)"))
+    assert decide(policy, "shell", "echo hi; rm -rf x") is Decision.DENY
+    assert decide(policy, "shell", "echo hi | rm -rf x") is Decision.DENY
+
+
+def test_what_the_splitter_does_not_understand_is_never_auto_allowed(workspace: Workspace) -> None:
+    policy = Policy(workspace, allow=rules("shell(echo:*)", "shell"))
+    for command in ["echo $(rm -rf x)", "echo `id`", "echo hi > notes.txt", "cat <<EOF"]:
+        verdict = policy.decide(policy.call("shell", SideEffect.EXECUTE, {"command": command}))
+        assert verdict.decision is Decision.ASK, command
+        assert verdict.source.startswith("not fully understood"), command
+
+
+def test_a_quoted_separator_does_not_split(workspace: Workspace) -> None:
+    policy = Policy(workspace, allow=rules("shell(echo:*)"))
+    assert decide(policy, "shell", 'echo "a && b"') is Decision.ALLOW
+
+
+def test_prefix_rules_match_whole_words(workspace: Workspace) -> None:
+    policy = Policy(workspace, allow=rules("shell(git diff:*)"))
+    assert decide(policy, "shell", "git diff") is Decision.ALLOW
+    assert decide(policy, "shell", "git diff --stat") is Decision.ALLOW
+    assert decide(policy, "shell", "git difftool") is Decision.ASK
+
+
+def test_an_exact_rule_matches_only_that_command(workspace: Workspace) -> None:
+    policy = Policy(workspace, allow=rules("shell(git status)"))
+    assert decide(policy, "shell", "git status") is Decision.ALLOW
+    assert decide(policy, "shell", "git status --short") is Decision.ASK
+
+
+# -- file rules -------------------------------------------------------------------------------
+
+
+def test_file_rules_use_gitignore_globs_on_the_workspace_relative_path(workspace: Workspace) -> None:
+    policy = Policy(
+        workspace, Mode.ACCEPT_EDITS, deny=rules("write_file(.env)", "read_file(secrets/**)")
+    )
+    assert decide(policy, "write_file", ".env") is Decision.DENY
+    assert decide(policy, "write_file", "config/.env") is Decision.DENY  # gitignore: any depth
+    assert decide(policy, "write_file", ".env.example") is Decision.ALLOW
+    assert decide(policy, "read_file", "secrets/a/b.txt") is Decision.DENY
+    assert decide(policy, "read_file", "./secrets/../secrets/b.txt") is Decision.DENY  # normalised
+    assert decide(policy, "read_file", "docs/secrets.md") is Decision.ALLOW
+
+
+def test_always_adds_an_exact_rule_for_this_run(workspace: Workspace) -> None:
+    policy = Policy(workspace, ask=rules("write_file"))
+    call = policy.call("write_file", SideEffect.WRITE, {"path": "a.py"})
+    assert policy.decide(call).decision is Decision.ASK
+    rule = policy.always_allow(call)
+    assert rule.text == "write_file(/a.py)"
+    assert policy.decide(call).decision is Decision.ALLOW  # the human's answer beats the ask rule
+    assert decide(policy, "write_file", "sub/a.py") is Decision.ASK  # exact: not any a.py
+
+
+def test_always_for_a_compound_command_covers_exactly_that_command(workspace: Workspace) -> None:
+    policy = Policy(workspace)
+    call = policy.call("shell", SideEffect.EXECUTE, {"command": "make && make test"})
+    policy.always_allow(call)
+    assert policy.decide(call).decision is Decision.ALLOW
+    assert decide(policy, "shell", "make") is Decision.ASK
+
+
+def test_an_error_inside_the_policy_denies(workspace: Workspace) -> None:
+    class Broken(Rule):
+        def matches(self, tool: str, key: str | None) -> bool:
+            raise RuntimeError("matcher exploded")
+
+    policy = Policy(workspace, deny=[Broken("x", "shell", None, "test")])
+    verdict = policy.decide(policy.call("shell", SideEffect.EXECUTE, {"command": "ls"}))
+    assert verdict.decision is Decision.DENY
+    assert verdict.source.startswith("policy error") and "matcher exploded" in verdict.source
+
+
+# -- rule syntax ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "spec"),
+    [
+        ("shell", "shell", None),
+        ("shell(git status)", "shell", "git status"),
+        ("shell(git diff:*)", "shell", "git diff:*"),
+        (" read_file( secrets/** ) ", "read_file", "secrets/**"),
+    ],
+)
+def test_rules_parse(text: str, tool: str, spec: str | None) -> None:
+    rule = Rule.parse(text, "test", TOOLS)
+    assert (rule.tool, rule.spec) == (tool, spec)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("shell(git status", "is not a rule"),
+        ("Bash(ls)", "names no known tool"),
+        ("shell()", "empty spec"),
+        ("shell(:*)", "empty prefix"),
+        ("", "is not a rule"),
+    ],
+)
+def test_bad_rules_are_refused_with_the_reason(text: str, problem: str) -> None:
+    with pytest.raises(RuleError, match=problem):
+        Rule.parse(text, "test", TOOLS)
+
+
+def test_exact_rules_escape_glob_characters() -> None:
+    rule = exact_rule("read_file", "notes[1].md", "test")
+    assert rule.matches("read_file", "notes[1].md")
+    assert not rule.matches("read_file", "notes1.md")
+
+
+# -- settings files ----------------------------------------------------------------------------
+
+
+def write_settings(folder: Path, permissions: object, extra: dict[str, object] | None = None) -> None:
+    path = folder / ".tutorial" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"permissions": permissions, **(extra or {})}), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("{not json", "not valid JSON (line 1, column 2"),
+        ('{"permissions": {"allow": "shell"}}', "permissions.allow: Input should be a valid list"),
+        ('{"permissions": {"alow": []}}', "permissions.alow: Extra inputs are not permitted"),
+        ('{"permissions": {"defaultMode": "yolo"}}', "permissions.defaultMode"),
+        ('{"permissions": {"deny": ["rm -rf"]}}', "permissions.deny[0]: 'rm -rf' is not a rule"),
+        ('{"permissions": {"allow": ["Bash(ls)"]}}', "names no known tool"),
+    ],
+)
+def test_a_malformed_settings_file_is_a_config_error_naming_it(
+    workspace: Workspace, tmp_path: Path, content: str, problem: str
+) -> None:
+    path = workspace.root / ".tutorial" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_policy(workspace, tmp_path / "home", known_tools=TOOLS)
+    assert raised.value.cli_line().startswith("配置错误: .tutorial/settings.json: ")
+    assert problem in str(raised.value)
+
+
+def test_other_chapters_keys_are_allowed(workspace: Workspace, tmp_path: Path) -> None:
+    write_settings(workspace.root, {"allow": ["shell(ls)"]}, extra={"hooks": {"Stop": []}})
+    policy = load_policy(workspace, tmp_path / "home", known_tools=TOOLS)
+    assert decide(policy, "shell", "ls") is Decision.ALLOW
+
+
+def test_a_bad_command_line_rule_names_the_flag(workspace: Workspace, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="^--allow: 'shell\\(ls' is not a rule"):
+        load_policy(workspace, tmp_path / "home", known_tools=TOOLS, allow=["shell(ls"])
+
+
+def test_no_settings_at_all_is_the_default_mode(workspace: Workspace, tmp_path: Path) -> None:
+    policy = load_policy(workspace, tmp_path / "home", known_tools=TOOLS)
+    assert policy.mode is Mode.DEFAULT
+    assert (policy.deny, policy.ask, policy.allow) == ([], [], [])
+
+
+def test_call_shows_tool_and_key() -> None:
+    assert Call("shell", SideEffect.EXECUTE, "ls").shown == "shell(ls)"
+    assert Call("glob", SideEffect.READ, None).shown == "glob"
