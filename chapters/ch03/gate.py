@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chapters.ch03.asking import Asker
+from chapters.ch03.asking import Asker, HumanAnswer
 from chapters.ch03.audit import AuditError, AuditLog
 from chapters.ch03.policy import Call, Decision, Policy, Verdict
 from shared.approval import ApprovalRequest
@@ -49,7 +49,7 @@ class PermissionGate:
                 arguments=prepared.args.model_dump(),
                 preview=prepared.preview,
             )
-            answer = self.asker.ask(request)
+            answer = self._ask(request)
             if answer.always:
                 rule = self.policy.always_allow(call)
                 self.console.notice(f"added for this run: allow {rule.text}")
@@ -59,6 +59,13 @@ class PermissionGate:
             if not answer.approved:
                 return _refused(answer.feedback)
         return prepared.invoke()
+
+    def _ask(self, request: ApprovalRequest) -> HumanAnswer:
+        try:
+            return self.asker.ask(request)
+        except Exception as error:  # asking is a safety check: if it fails, deny
+            self.console.error(f"asking failed ({type(error).__name__}: {error}); denied")
+            return HumanAnswer(approved=False, how=f"asking failed: {error!r}")
 
     def _recorded(
         self, prepared: PreparedCall, call: Call, decision: Decision, source: str

@@ -39,6 +39,7 @@ class Rule:
     tool: str
     spec: str | None  # None: every call of the tool
     source: str  # where it came from: ".tutorial/settings.json", "--allow", ...
+    exact: str | None = None  # set by `exact_rule`: the one key this rule allows, compared as is
 
     @classmethod
     def parse(cls, text: str, source: str, known_tools: Collection[str]) -> Rule:
@@ -62,6 +63,8 @@ class Rule:
         """Whether this rule covers a call of `tool` whose key argument is `key`."""
         if tool != self.tool:
             return False
+        if self.exact is not None:
+            return key == self.exact
         if self.spec is None:
             return True
         if key is None:
@@ -89,10 +92,12 @@ def _command_matches(spec: str, command: str) -> bool:
 def exact_rule(tool: str, key: str | None, source: str) -> Rule:
     """The narrowest rule that covers this one call: what "always" adds.
 
-    A path is anchored with a leading `/` (gitignore: "at the workspace root") and
-    its glob characters are escaped, so `a.py` does not also cover `sub/a.py`.
+    It matches by equality with the key. Its text is still a valid rule you could
+    copy into a settings file: a path is anchored with a leading `/` (gitignore:
+    "at the workspace root") and its glob characters are escaped.
     """
     if key is None:
         return Rule(tool, tool, None, source)
     spec = key if tool == "shell" else "/" + re.sub(r"([*?\[\]!\\])", r"\\\1", key)
-    return Rule(f"{tool}({spec})", tool, spec, source)
+    # Matched by equality, not by its spec: `echo ok:*` must not become a prefix rule.
+    return Rule(f"{tool}({spec})", tool, spec, source, exact=key)

@@ -178,7 +178,9 @@ def test_an_exact_rule_matches_only_that_command(workspace: Workspace) -> None:
 # -- file rules -------------------------------------------------------------------------------
 
 
-def test_file_rules_use_gitignore_globs_on_the_workspace_relative_path(workspace: Workspace) -> None:
+def test_file_rules_use_gitignore_globs_on_the_workspace_relative_path(
+    workspace: Workspace,
+) -> None:
     policy = Policy(
         workspace, Mode.ACCEPT_EDITS, deny=rules("write_file(.env)", "read_file(secrets/**)")
     )
@@ -260,7 +262,9 @@ def test_exact_rules_escape_glob_characters() -> None:
 # -- settings files ----------------------------------------------------------------------------
 
 
-def write_settings(folder: Path, permissions: object, extra: dict[str, object] | None = None) -> None:
+def write_settings(
+    folder: Path, permissions: object, extra: dict[str, object] | None = None
+) -> None:
     path = folder / ".tutorial" / "settings.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"permissions": permissions, **(extra or {})}), encoding="utf-8")
@@ -296,7 +300,7 @@ def test_other_chapters_keys_are_allowed(workspace: Workspace, tmp_path: Path) -
 
 
 def test_a_bad_command_line_rule_names_the_flag(workspace: Workspace, tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="^--allow: 'shell\\(ls' is not a rule"):
+    with pytest.raises(ConfigError, match=r"^--allow: 'shell\(ls' is not a rule"):
         load_policy(workspace, tmp_path / "home", known_tools=TOOLS, allow=["shell(ls"])
 
 

@@ -1,0 +1,845 @@
+"""Chapter 3 end to end: the gate inside chapter 1's loop, the audit trail, and the command line.
+
+The gate tests build a real agent in a temporary workspace: chapter 2's tools with a
+fake shell runner, a policy loaded the way the CLI loads it (with a home folder of its
+own, so the real ~/.tutorial is never read), a scripted human and a real audit log.
+The model is scripted and emits real tool calls, so every call goes through the loop.
+Then the command line through click's runner (settings errors, `permissions check`,
+the demo), one exchange over the real openai SDK, and the table of typed answers.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from click.testing import CliRunner, Result
+
+import chapters.ch03.asking as asking_module
+import chapters.ch03.cli as chapter_cli
+from chapters.ch01.loop import run_agent
+from chapters.ch01.tests.chat_server import ChatServer
+from chapters.ch01.tests.harness import FakeRunner, plain_console
+from chapters.ch02.prompt import SYSTEM_PROMPT
+from chapters.ch02.toolset import make_tools
+from chapters.ch02.workspace import Workspace
+from chapters.ch03 import demo as demo_module
+from chapters.ch03.asking import HumanAnswer, ScriptedAsker, parse_answer
+from chapters.ch03.audit import AUDIT_FILE, AuditLog
+from chapters.ch03.gate import PermissionGate
+from chapters.ch03.policy import Mode, Policy
+from chapters.ch03.rules import Rule
+from chapters.ch03.settings import PROJECT_SETTINGS, load_policy
+from shared.approval import ApprovalRequest, ScriptedApprover
+from shared.completion import ModelClient
+from shared.config import Settings
+from shared.console import Console
+from shared.messages import Message, ToolMessage
+from shared.openai_client import OpenAIChatModel
+from shared.process import IS_WINDOWS, CommandOutcome
+from shared.scripted import ScriptedModel, Step, response, tool_call
+from shared.tools import ToolRegistry
+from tutorial.cli import cli
+
+AUDIT_KEYS = {"time", "tool_call_id", "tool", "key", "decision", "source"}
+NO_RULE = "no rule matched, and mode default does not allow execute calls"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """An empty folder, a home folder of its own, and no provider settings."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("USERPROFILE", str(tmp_path / "home"))
+
+
+# --- an agent with a permission gate -------------------------------------------------------
+
+
+@dataclass
+class Agent:
+    root: Path
+    runner: FakeRunner
+    tools: ToolRegistry
+    policy: Policy
+    asker: ScriptedAsker
+    audit: AuditLog
+    console: Console
+    gate: PermissionGate
+    history: list[Message]
+    model: ScriptedModel | None = None
+
+    def run(self, *steps: Step, model: ModelClient | None = None) -> str:
+        """Run the loop with the gate as step 4; the approver must never be asked."""
+        if model is None:
+            self.model = ScriptedModel(steps)
+        return run_agent(
+            "do the task",
+            model=model or cast(ModelClient, self.model),
+            tools=self.tools,
+            approver=ScriptedApprover([]),
+            console=self.console,
+            history=self.history,
+            system_prompt=SYSTEM_PROMPT,
+            handle_call=self.gate,
+        )
+
+    def result(self, call_id: str) -> str:
+        found = [
+            m.content
+            for m in self.history
+            if isinstance(m, ToolMessage) and m.tool_call_id == call_id
+        ]
+        assert len(found) == 1, f"{call_id}: {found}"
+        return found[0]
+
+    def console_text(self) -> str:
+        assert isinstance(self.console.err, io.StringIO)
+        return self.console.err.getvalue()
+
+    def asked(self) -> list[Mapping[str, Any]]:
+        return [request.arguments for request in self.asker.requests]
+
+    def audit_lines(self) -> list[dict[str, Any]]:
+        return read_audit(self.audit.path)
+
+
+def make_agent(
+    tmp_path: Path,
+    answers: Sequence[str] = (),
+    *,
+    mode: Mode | None = None,
+    allow: Sequence[str] = (),
+    deny: Sequence[str] = (),
+    settings: Mapping[str, Any] | None = None,
+    audit: AuditLog | None = None,
+    runner: FakeRunner | None = None,
+) -> Agent:
+    """An agent in `tmp_path` whose policy is loaded like the CLI loads it."""
+    if settings is not None:
+        write_json(tmp_path / PROJECT_SETTINGS, settings)
+    workspace = Workspace(tmp_path)
+    runner = runner or FakeRunner()
+    tools = make_tools(workspace, runner=runner)
+    policy = load_policy(
+        workspace,
+        home=tmp_path / "home",
+        known_tools=tools.snapshot().names,
+        mode=mode,
+        allow=allow,
+        deny=deny,
+    )
+    asker = ScriptedAsker(list(answers))
+    audit = audit or AuditLog(tmp_path / AUDIT_FILE)
+    console = plain_console()
+    gate = PermissionGate(policy, asker, audit, console)
+    return Agent(tmp_path, runner, tools, policy, asker, audit, console, gate, [])
+
+
+def shell(call_id: str, command: str) -> dict[str, Any]:
+    return tool_call(call_id, "shell", json.dumps({"command": command}))
+
+
+def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
+    return tool_call(call_id, name, json.dumps(arguments))
+
+
+def turn(*calls: dict[str, Any]) -> dict[str, Any]:
+    return response(None, list(calls))
+
+
+DONE = response("done")
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def read_audit(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def decisions(lines: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    return [(line["tool_call_id"], line["decision"]) for line in lines]
+
+
+# --- 1. the gate in the loop: allow, deny, ask ---------------------------------------------
+
+
+def test_an_allowed_call_runs_without_asking(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path, allow=["shell(git status)"])
+    agent.run(turn(shell("c1", "git status")), DONE)
+    assert agent.asker.requests == []
+    assert agent.runner.commands == ["git status"]
+    assert agent.result("c1").startswith("ok: the command `git status` ran")
+
+
+@pytest.mark.parametrize(
+    ("where", "source"),
+    [("settings", ".tutorial/settings.json"), ("flag", "--deny")],
+)
+def test_a_denied_call_does_not_run_and_names_the_rule_and_its_source(
+    tmp_path: Path, where: str, source: str
+) -> None:
+    rules = ["shell(rm:*)"]
+    agent = (
+        make_agent(tmp_path, settings={"permissions": {"deny": rules}})
+        if where == "settings"
+        else make_agent(tmp_path, deny=rules)
+    )
+    agent.run(turn(shell("c1", "rm -rf build")), DONE)
+    content = agent.result("c1")
+    assert content.startswith("denied")
+    assert f"rule shell(rm:*) from {source}" in content
+    assert agent.runner.commands == []
+    assert agent.asker.requests == []
+
+
+def test_an_asked_call_is_shown_to_the_human_and_runs_on_yes(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path, ["y"])
+    agent.run(turn(shell("c1", "git push")), DONE)
+    [request] = agent.asker.requests
+    assert request.tool_name == "shell"
+    assert request.arguments == {"command": "git push"}
+    assert f"policy: {NO_RULE}" in request.reason
+    assert agent.runner.commands == ["git push"]
+    assert agent.result("c1").startswith("ok: ")
+
+
+def test_an_asked_call_answered_no_does_not_run(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path, ["n"])
+    agent.run(turn(shell("c1", "git push")), DONE)
+    assert agent.asked() == [{"command": "git push"}]
+    assert agent.runner.commands == []
+    content = agent.result("c1")
+    assert content.startswith("denied: the human refused this call")
+    assert "The human said" not in content
+
+
+def test_feedback_given_with_a_no_reaches_the_model_in_the_next_request(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path, ["n use git diff instead"])
+    agent.run(turn(shell("c1", "git push")), DONE)
+    assert agent.runner.commands == []
+    assert agent.model is not None
+    sent = agent.model.requests[1]["messages"]
+    [tool_message] = [m for m in sent if m["role"] == "tool"]
+    assert tool_message["tool_call_id"] == "c1"
+    assert tool_message["content"].startswith("denied")
+    assert "The human said: use git diff instead" in tool_message["content"]
+
+
+def test_always_runs_and_allows_the_same_call_later_without_asking(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path, ["a", "n"])
+    agent.run(
+        turn(shell("c1", "git status")),
+        turn(shell("c2", "git status")),
+        turn(shell("c3", "git status --short")),
+        DONE,
+    )
+    assert agent.asked() == [{"command": "git status"}, {"command": "git status --short"}]
+    assert agent.runner.commands == ["git status", "git status"]
+    assert "added for this run: allow shell(git status)" in agent.console_text()
+    assert agent.result("c2").startswith("ok: ")
+    assert agent.result("c3").startswith("denied")
+    c2 = [line for line in agent.audit_lines() if line["tool_call_id"] == "c2"]
+    assert [(line["decision"], line["source"]) for line in c2] == [
+        ("allow", "rule shell(git status) from your answer in this run")
+    ]
+
+
+def test_always_on_a_compound_command_allows_exactly_that_command(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path, ["a", "n"])
+    agent.run(
+        turn(shell("c1", "echo hi && rm -rf x")),
+        turn(shell("c2", "echo hi && rm -rf x")),
+        turn(shell("c3", "echo hi && rm -rf y")),
+        DONE,
+    )
+    assert agent.asked() == [{"command": "echo hi && rm -rf x"}, {"command": "echo hi && rm -rf y"}]
+    assert agent.runner.commands == ["echo hi && rm -rf x", "echo hi && rm -rf x"]
+    assert "added for this run: allow shell(echo hi && rm -rf x)" in agent.console_text()
+
+
+def test_always_on_a_command_ending_in_colon_star_allows_only_that_command(
+    tmp_path: Path,
+) -> None:
+    agent = make_agent(tmp_path, ["a", "n"])
+    agent.run(
+        turn(shell("c1", "echo ok:*")),
+        turn(shell("c2", "echo ok && rm -rf x")),
+        DONE,
+    )
+    assert agent.runner.commands == ["echo ok:*"]
+    assert agent.asked() == [{"command": "echo ok:*"}, {"command": "echo ok && rm -rf x"}]
+
+
+@pytest.mark.skipif(IS_WINDOWS, reason="Windows drops trailing spaces from file names")
+def test_always_on_a_path_allows_only_that_path(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path, ["a", "n"])
+    agent.run(
+        turn(call("c1", "write_file", path="notes.txt ", content="one\n")),
+        turn(call("c2", "write_file", path="notes.txt", content="two\n")),
+        DONE,
+    )
+    assert [request.arguments["path"] for request in agent.asker.requests] == [
+        "notes.txt ",
+        "notes.txt",
+    ]
+    assert not (tmp_path / "notes.txt").exists()
+
+
+def test_an_asker_that_crashes_denies_the_call(tmp_path: Path) -> None:
+    class CrashingAsker:
+        def ask(self, request: ApprovalRequest) -> HumanAnswer:
+            raise RuntimeError("terminal vanished")
+
+    agent = make_agent(tmp_path)
+    agent.gate.asker = CrashingAsker()
+    answer = agent.run(turn(shell("c1", "git push")), DONE)
+    assert answer == "done"
+    assert agent.runner.commands == []
+    assert agent.result("c1").startswith("denied")
+
+
+# --- 2. modes ------------------------------------------------------------------------------
+
+
+def test_plan_mode_denies_writes_and_shell_and_lets_reads_run(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello\n", encoding="utf-8")
+    agent = make_agent(tmp_path, mode=Mode.PLAN)
+    agent.run(
+        turn(
+            call("c1", "write_file", path="new.txt", content="x\n"),
+            shell("c2", "ls"),
+            call("c3", "read_file", path="notes.txt"),
+        ),
+        DONE,
+    )
+    for call_id in ("c1", "c2"):
+        assert agent.result(call_id).startswith("denied: plan mode is read-only")
+    assert not (tmp_path / "new.txt").exists()
+    assert agent.runner.commands == []
+    assert agent.result("c3").startswith("ok: ") and "hello" in agent.result("c3")
+    assert agent.asker.requests == []
+
+
+def test_bypass_mode_runs_shell_without_asking_but_deny_rules_still_deny(tmp_path: Path) -> None:
+    agent = make_agent(
+        tmp_path,
+        mode=Mode.BYPASS,
+        settings={"permissions": {"ask": ["shell(make:*)"], "deny": ["shell(rm:*)"]}},
+    )
+    agent.run(turn(shell("c1", "make build"), shell("c2", "rm -rf build")), DONE)
+    assert agent.asker.requests == []
+    assert agent.runner.commands == ["make build"]
+    assert "rule shell(rm:*) from .tutorial/settings.json" in agent.result("c2")
+
+
+def test_accept_edits_writes_and_edits_without_asking_but_shell_still_asks(
+    tmp_path: Path,
+) -> None:
+    agent = make_agent(tmp_path, ["n"], mode=Mode.ACCEPT_EDITS)
+    agent.run(
+        turn(call("c1", "write_file", path="new.txt", content="one\n")),
+        turn(call("c2", "edit_file", path="new.txt", old_string="one", new_string="two")),
+        turn(shell("c3", "ls")),
+        DONE,
+    )
+    assert (tmp_path / "new.txt").read_text(encoding="utf-8") == "two\n"
+    assert [request.tool_name for request in agent.asker.requests] == ["shell"]
+    assert agent.runner.commands == []
+
+
+def test_an_ask_rule_asks_even_when_an_allow_rule_matches_too(tmp_path: Path) -> None:
+    agent = make_agent(
+        tmp_path,
+        ["n"],
+        settings={"permissions": {"ask": ["shell(git push:*)"], "allow": ["shell(git:*)"]}},
+    )
+    agent.run(turn(shell("c1", "git push origin main"), shell("c2", "git status")), DONE)
+    [request] = agent.asker.requests
+    assert request.arguments == {"command": "git push origin main"}
+    assert "policy: rule shell(git push:*) from .tutorial/settings.json" in request.reason
+    assert agent.runner.commands == ["git status"]
+
+
+# --- 3. compound commands through the gate -------------------------------------------------
+
+
+def test_an_allow_rule_for_one_part_does_not_allow_a_compound_command(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path, ["n"], allow=["shell(echo:*)"])
+    agent.run(turn(shell("c1", "echo hi && rm -rf x")), DONE)
+    [request] = agent.asker.requests
+    assert request.arguments == {"command": "echo hi && rm -rf x"}
+    assert "not every part is allowed" in request.reason and "'rm -rf x'" in request.reason
+    assert agent.runner.commands == []
+
+
+def test_a_deny_rule_on_any_part_denies_the_whole_command(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path, allow=["shell(echo:*)"], deny=["shell(rm:*)"])
+    agent.run(turn(shell("c1", "echo hi; rm -rf x")), DONE)
+    assert agent.runner.commands == []
+    assert agent.asker.requests == []
+    assert agent.result("c1").startswith("denied")
+    assert "rule shell(rm:*) from --deny" in agent.result("c1")
+
+
+def test_a_quoted_separator_is_part_of_one_allowed_command(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path, allow=["shell(echo:*)"])
+    agent.run(turn(shell("c1", 'echo "a && b"')), DONE)
+    assert agent.asker.requests == []
+    assert agent.runner.commands == ['echo "a && b"']
+
+
+# --- 4. the audit trail --------------------------------------------------------------------
+
+
+@dataclass
+class AuditReadingRunner(FakeRunner):
+    """A fake shell that, when a command runs, notes the newest line of the audit file."""
+
+    audit_path: Path = Path()
+    seen: dict[str, dict[str, Any]] | None = None
+
+    def __call__(self, command: str, *, cwd: Path, timeout: float) -> CommandOutcome:
+        lines = read_audit(self.audit_path)
+        self.seen = {**(self.seen or {}), command: lines[-1] if lines else {}}
+        return super().__call__(command, cwd=cwd, timeout=timeout)
+
+
+def test_every_decision_is_audited_before_the_call_runs(tmp_path: Path) -> None:
+    runner = AuditReadingRunner(audit_path=tmp_path / AUDIT_FILE)
+    (tmp_path / "notes.txt").write_text("hello\n", encoding="utf-8")
+    agent = make_agent(
+        tmp_path, ["y"], allow=["shell(git status)"], deny=["shell(rm:*)"], runner=runner
+    )
+    agent.run(
+        turn(
+            shell("c1", "git status"),
+            shell("c2", "rm -rf x"),
+            shell("c3", "git push"),
+            call("c4", "read_file", path="notes.txt"),
+        ),
+        DONE,
+    )
+    lines = agent.audit_lines()
+    assert all(set(line) == AUDIT_KEYS for line in lines)
+    assert all(datetime.fromisoformat(line["time"]).tzinfo is not None for line in lines)
+    assert [
+        (line["tool_call_id"], line["tool"], line["key"], line["decision"], line["source"])
+        for line in lines
+    ] == [
+        ("c1", "shell", "git status", "allow", "rule shell(git status) from --allow"),
+        ("c2", "shell", "rm -rf x", "deny", "rule shell(rm:*) from --deny"),
+        ("c3", "shell", "git push", "ask", NO_RULE),
+        ("c3", "shell", "git push", "allow", "human: yes"),
+        ("c4", "read_file", "notes.txt", "allow", "mode default allows read calls"),
+    ]
+    assert runner.commands == ["git status", "git push"]
+    assert runner.seen is not None
+    assert decisions([runner.seen["git status"]]) == [("c1", "allow")]
+    assert decisions([runner.seen["git push"]]) == [("c3", "allow")]
+
+
+# --- 5. an audit that cannot be written denies ---------------------------------------------
+
+
+def test_an_audit_log_that_cannot_be_created_denies_every_call(tmp_path: Path) -> None:
+    (tmp_path / "file.txt").write_text("a file, not a folder\n", encoding="utf-8")
+    audit = AuditLog(tmp_path / "file.txt" / "audit.jsonl")
+    agent = make_agent(tmp_path, allow=["shell(git status)"], audit=audit)
+    agent.run(turn(shell("c1", "git status"), shell("c2", "git push")), DONE)
+    assert agent.runner.commands == []
+    assert agent.asker.requests == []  # not even the ask reaches the human unrecorded
+    for call_id in ("c1", "c2"):
+        assert agent.result(call_id) == (
+            "denied: the decision could not be written to the audit log, so the call did not run."
+        )
+    assert "cannot write the audit log" in agent.console_text()
+
+
+class FullDisk(io.StringIO):
+    def write(self, text: str) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_an_audit_write_that_fails_mid_run_denies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = make_agent(tmp_path, allow=["shell(git status)"])
+
+    def disk_fills_up(request: Mapping[str, Any]) -> dict[str, Any]:
+        monkeypatch.setattr(agent.audit, "_file", FullDisk())
+        return turn(shell("c2", "git status"))
+
+    agent.run(turn(shell("c1", "git status")), disk_fills_up, DONE)
+    assert agent.runner.commands == ["git status"]  # c1 only
+    assert agent.result("c1").startswith("ok: ")
+    assert agent.result("c2").startswith("denied: the decision could not be written")
+    assert decisions(agent.audit_lines()) == [("c1", "allow")]
+
+
+def test_a_yes_that_cannot_be_audited_does_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = make_agent(tmp_path)
+    scripted = ScriptedAsker(["y"])
+
+    class AskerWhileTheDiskFills:
+        def ask(self, request: ApprovalRequest) -> HumanAnswer:
+            monkeypatch.setattr(agent.audit, "_file", FullDisk())
+            return scripted.ask(request)
+
+    agent.gate.asker = AskerWhileTheDiskFills()
+    agent.run(turn(shell("c1", "git push")), DONE)
+    assert len(scripted.requests) == 1  # the human said yes
+    assert agent.runner.commands == []
+    assert agent.result("c1").startswith("denied: the decision could not be written")
+    assert decisions(agent.audit_lines()) == [("c1", "ask")]
+
+
+# --- 6. a policy that raises denies --------------------------------------------------------
+
+
+def test_a_rule_matcher_that_raises_denies_and_the_audit_says_policy_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: Rule, tool: str, key: str | None) -> bool:
+        raise RuntimeError("matcher broke")
+
+    agent = make_agent(tmp_path, deny=["shell(rm:*)"])
+    monkeypatch.setattr(Rule, "matches", broken)
+    agent.run(turn(shell("c1", "echo hi")), DONE)
+    assert agent.runner.commands == []
+    assert agent.asker.requests == []
+    assert agent.result("c1").startswith("denied")
+    assert "policy error" in agent.result("c1")
+    [line] = agent.audit_lines()
+    assert line["decision"] == "deny"
+    assert line["source"].startswith("policy error")
+    assert "matcher broke" in line["source"]
+
+
+def test_a_broken_rule_object_in_the_policy_denies_even_a_read(tmp_path: Path) -> None:
+    class ExplodingRule:
+        def matches(self, tool: str, key: str | None) -> bool:
+            raise ValueError("bad rule")
+
+    (tmp_path / "notes.txt").write_text("hello\n", encoding="utf-8")
+    agent = make_agent(tmp_path)
+    agent.policy.deny = [cast(Rule, ExplodingRule())]
+    agent.run(turn(call("c1", "read_file", path="notes.txt")), DONE)
+    assert agent.result("c1").startswith("denied")
+    assert "hello" not in agent.result("c1")
+    [line] = agent.audit_lines()
+    assert (line["tool_call_id"], line["decision"]) == ("c1", "deny")
+    assert line["source"].startswith("policy error")
+
+
+# --- 7. malformed settings stop the run ----------------------------------------------------
+
+
+def tutorial(*args: str, stdin: str | None = None, env: Mapping[str, str] | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), input=stdin, env=env, prog_name="python -m tutorial")
+
+
+def run_chapter_3(workspace: Path, env: Mapping[str, str] | None = None) -> Result:
+    return tutorial(
+        "run", "--chapter", "3", "--prompt", "hi", "--workspace", str(workspace), env=env
+    )
+
+
+MALFORMED = [
+    pytest.param("{not json", "not valid JSON (line 1, column 2", id="invalid-json"),
+    pytest.param(
+        {"permissions": {"alow": ["shell"]}},
+        "permissions.alow: Extra inputs are not permitted",
+        id="unknown-key",
+    ),
+    pytest.param(
+        {"permissions": {"allow": ["shell(git"]}},
+        "permissions.allow[0]: 'shell(git' is not a rule",
+        id="rule-does-not-parse",
+    ),
+    pytest.param(
+        {"permissions": {"deny": ["bash(rm:*)"]}},
+        "permissions.deny[0]: 'bash(rm:*)' names no known tool",
+        id="unknown-tool",
+    ),
+    pytest.param(
+        {"permissions": {"defaultMode": "yolo"}},
+        "permissions.defaultMode: Input should be 'default', 'accept-edits', 'plan' or 'bypass'",
+        id="invalid-mode",
+    ),
+]
+
+
+def write_settings(path: Path, content: str | Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = content if isinstance(content, str) else json.dumps(content)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize(("content", "problem"), MALFORMED)
+def test_malformed_project_settings_stop_the_run_naming_the_file(
+    tmp_path: Path, content: str | Mapping[str, Any], problem: str
+) -> None:
+    workspace = tmp_path / "ws"
+    write_settings(workspace / PROJECT_SETTINGS, content)
+    result = run_chapter_3(workspace)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("配置错误: .tutorial/settings.json: ")
+    assert problem in result.stderr.splitlines()[0]
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("content", "problem"), MALFORMED)
+def test_malformed_home_settings_stop_the_run_naming_the_file(
+    tmp_path: Path, content: str | Mapping[str, Any], problem: str
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    write_settings(tmp_path / "home" / ".tutorial" / "settings.json", content)
+    result = run_chapter_3(workspace)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("配置错误: ~/.tutorial/settings.json: ")
+    assert problem in result.stderr.splitlines()[0]
+
+
+def model_env(server: ChatServer) -> dict[str, str]:
+    return {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
+
+
+def test_malformed_settings_stop_the_run_before_any_request(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    write_settings(workspace / PROJECT_SETTINGS, {"permissions": {"allow": ["shell("]}})
+    with ChatServer([(200, response("should never be asked"))]) as server:
+        result = run_chapter_3(workspace, env=model_env(server))
+        requests = server.requests
+    assert result.exit_code == 2
+    assert result.stderr.startswith("配置错误: .tutorial/settings.json: ")
+    assert requests == []
+
+
+def test_other_top_level_keys_in_settings_are_allowed(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    write_settings(
+        workspace / PROJECT_SETTINGS, {"hooks": {"PreToolUse": []}, "permissions": {"allow": []}}
+    )
+    with ChatServer([(200, response("all good"))]) as server:
+        result = run_chapter_3(workspace, env=model_env(server))
+        requests = server.completion_requests()
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "all good\n"
+    assert len(requests) == 1
+
+
+# --- 8. permissions check ------------------------------------------------------------------
+
+
+def check(*args: str) -> Result:
+    return tutorial("permissions", "check", *args)
+
+
+def test_check_prints_the_decision_and_why(tmp_path: Path) -> None:
+    result = check("--chapter", "3", "shell(git push origin main)")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "ask: shell(git push origin main)",
+        f"  because: {NO_RULE}",
+        "  mode: default",
+    ]
+
+
+def test_check_an_ask_rule_beats_an_allow_rule_and_is_named_with_its_file(
+    tmp_path: Path,
+) -> None:
+    write_settings(
+        tmp_path / PROJECT_SETTINGS,
+        {"permissions": {"ask": ["shell(git push:*)"], "allow": ["shell(git push:*)"]}},
+    )
+    result = check("--chapter", "3", "shell(git push origin main)")
+    assert result.exit_code == 0, result.stderr
+    first, because, _ = result.stdout.splitlines()
+    assert first == "ask: shell(git push origin main)"
+    assert because == "  because: rule shell(git push:*) from .tutorial/settings.json"
+
+
+def test_check_with_deny_names_the_flag(tmp_path: Path) -> None:
+    result = check(
+        "--chapter", "3", "--workspace", str(tmp_path), "shell(git push origin main)",
+        "--deny", "shell(git:*)",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    first, because, _ = result.stdout.splitlines()
+    assert first == "deny: shell(git push origin main)"
+    assert because == "  because: rule shell(git:*) from --deny"
+
+
+def test_check_plan_mode_denies_a_write(tmp_path: Path) -> None:
+    result = check("--chapter", "3", "write_file(notes.md)", "--mode", "plan")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[:3] == [
+        "deny: write_file(notes.md)",
+        "  because: mode plan (read-only)",
+        "  mode: plan",
+    ]
+
+
+def test_check_chapter_1_has_no_policy(tmp_path: Path) -> None:
+    result = check("--chapter", "1", "shell(ls)")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Chapter 1 has no permission policy")
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [("shell(ls", "is not a rule"), ("bash(ls)", "names no known tool")],
+)
+def test_check_a_call_that_is_not_a_rule_is_a_usage_error(
+    tmp_path: Path, text: str, problem: str
+) -> None:
+    result = check("--chapter", "3", text)
+    assert result.exit_code == 2
+    assert problem in result.stderr.splitlines()[0]
+
+
+def test_check_never_writes_an_audit_file(tmp_path: Path) -> None:
+    for args in (
+        ["shell(git push origin main)"],
+        ["shell(rm -rf x)", "--deny", "shell(rm:*)"],
+        ["read_file(a.txt)"],
+    ):
+        assert check("--chapter", "3", *args).exit_code == 0
+    assert not (tmp_path / AUDIT_FILE).exists()
+    assert not (tmp_path / ".tutorial").exists()
+
+
+# --- 9. the demo ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def demo_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The real demo workspace (its settings included), made under tmp_path."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = demo_module.make_demo_workspace()
+    assert folder.parent == tmp_path
+    monkeypatch.setattr(chapter_cli, "make_demo_workspace", lambda: folder)
+    return folder
+
+
+def test_demo_without_a_terminal_allows_denies_and_refuses(demo_folder: Path) -> None:
+    echo, rm, third = demo_module.DEMO_COMMANDS
+    result = tutorial("run", "--chapter", "3", "--demo")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("[scripted]")
+    assert f"- `{echo}` → ok: the command `{echo}` ran" in result.stdout
+    assert (
+        f"- `{rm}` → denied: shell({rm}) is not allowed "
+        "(rule shell(rm:*) from .tutorial/settings.json)"
+    ) in result.stdout
+    assert f"- `{third}` → denied: the human refused this call" in result.stdout
+    assert "无交互输入,默认拒绝。" in result.stderr
+    lines = read_audit(demo_folder / AUDIT_FILE)
+    assert [(line["tool_call_id"], line["decision"], line["source"]) for line in lines] == [
+        ("call_1", "allow", "rule shell(echo:*) from .tutorial/settings.json"),
+        ("call_2", "deny", "rule shell(rm:*) from .tutorial/settings.json"),
+        ("call_3", "ask", NO_RULE),
+        ("call_3", "deny", "human: no terminal"),
+    ]
+
+
+@pytest.mark.skipif(
+    IS_WINDOWS, reason="the asked command runs in the real shell (PowerShell on Windows)"
+)
+def test_demo_with_a_terminal_runs_the_asked_command_on_yes(
+    demo_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked = demo_module.DEMO_COMMANDS[2]
+    monkeypatch.setattr(asking_module, "is_terminal", lambda stream: True)
+    result = tutorial("run", "--chapter", "3", "--demo", stdin="y\n")
+    assert result.exit_code == 0, result.stderr
+    assert f"- `{asked}` → ok: the command `{asked}` ran" in result.stdout
+    assert "asked first" in result.stderr  # what the real shell printed
+    assert "无交互输入" not in result.stderr
+    lines = read_audit(demo_folder / AUDIT_FILE)
+    assert len(lines) == 4
+    assert (lines[-1]["tool_call_id"], lines[-1]["decision"], lines[-1]["source"]) == (
+        "call_3",
+        "allow",
+        "human: yes",
+    )
+
+
+# --- 10. over the real openai SDK ----------------------------------------------------------
+
+
+def test_a_denied_and_an_allowed_call_over_the_real_sdk(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path, allow=["shell(echo:*)"], deny=["shell(rm:*)"])
+    replies = [
+        (200, response(None, [shell("call_1", "rm -rf build"), shell("call_2", "echo hi")])),
+        (200, response("One ran, one was denied.")),
+    ]
+    settings = Settings.model_validate(
+        {"OPENAI_API_KEY": "k", "OPENAI_MODEL": "m", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}
+    )
+    with ChatServer(replies) as server:
+        settings = settings.model_copy(update={"base_url": server.base_url})
+        answer = agent.run(model=OpenAIChatModel(settings))
+        bodies = [r.body for r in server.completion_requests()]
+    assert answer == "One ran, one was denied."
+    assert len(bodies) == 2
+    tool_messages = [m for m in bodies[1]["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_messages] == ["call_1", "call_2"]
+    assert tool_messages[0]["content"].startswith("denied: shell(rm -rf build) is not allowed")
+    assert tool_messages[1]["content"].startswith("ok: the command `echo hi` ran")
+    assert agent.runner.commands == ["echo hi"]
+    assert decisions(agent.audit_lines()) == [("call_1", "deny"), ("call_2", "allow")]
+
+
+# --- 11. typed answers ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("typed", "approved", "always", "feedback"),
+    [
+        ("y", True, False, ""),
+        ("yes", True, False, ""),
+        (" Y ", True, False, ""),
+        ("y\n", True, False, ""),
+        ("a", True, True, ""),
+        ("always", True, True, ""),
+        ("A", True, True, ""),
+        ("", False, False, ""),
+        ("n", False, False, ""),
+        ("no", False, False, ""),
+        ("N\n", False, False, ""),
+        ("nope", False, False, "nope"),  # any other word is a no, and goes to the model
+        ("y please", False, False, "y please"),  # only a bare y approves
+        ("a please", False, False, "a please"),
+        ("n use X", False, False, "use X"),
+        ("no, stop", False, False, "stop"),
+        ("No. use git diff", False, False, "use git diff"),
+        ("stop that", False, False, "stop that"),
+    ],
+)
+def test_typed_answers_parse_to_yes_always_or_no_with_feedback(
+    typed: str, approved: bool, always: bool, feedback: str
+) -> None:
+    answer = parse_answer(typed)
+    assert (answer.approved, answer.always, answer.feedback) == (approved, always, feedback)
+    if not approved:
+        assert answer.how == ("no" + (f": {feedback}" if feedback else ""))
