@@ -49,21 +49,29 @@ class TerminalApprover:
         self.interactive = is_terminal(self.stdin) if interactive is None else interactive
 
     def approve(self, request: ApprovalRequest) -> bool:
+        answer = self.answer(request, APPROVAL_PROMPT)
+        approved = answer is not None and answer.strip().lower() in YES_ANSWERS
+        if answer is not None and not approved:
+            self.console.notice("已拒绝 denied.")
+        return approved
+
+    def answer(self, request: ApprovalRequest, prompt: str) -> str | None:
+        """Show the request, ask `prompt`, read one line; None when nobody can answer.
+
+        Nobody can answer without a terminal, at end of input, or after Ctrl-C.
+        Chapter 3 asks its own question (`[y/a/N]`) through this same method.
+        """
         self.console.approval_request(
             request.tool_name, request.reason, request.arguments, request.preview
         )
         if not self.interactive:
             self.console.notice(NO_TTY_NOTICE)
-            return False
+            return None
         try:
-            answer = self.console.ask(APPROVAL_PROMPT, self.stdin)
+            return self.console.ask(prompt, self.stdin)
         except (EOFError, KeyboardInterrupt):
             self.console.notice("\n已拒绝 (no answer).")
-            return False
-        approved = answer.strip().lower() in YES_ANSWERS
-        if not approved:
-            self.console.notice("已拒绝 denied.")
-        return approved
+            return None
 
 
 @dataclass

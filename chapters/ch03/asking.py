@@ -10,12 +10,11 @@ No terminal, end of input or Ctrl-C: no, as in chapter 1.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
-from shared.approval import NO_TTY_NOTICE, ApprovalRequest
-from shared.console import Console, is_terminal
+from shared.approval import ApprovalRequest, TerminalApprover
+from shared.console import Console
 
 ASK_PROMPT = "允许本次调用? [y/a/N]"
 
@@ -46,25 +45,19 @@ class Asker(Protocol):
 
 
 class TerminalAsker:
+    """Chapter 1's terminal prompt, asking `[y/a/N]` and reading the answer's words."""
+
     def __init__(
         self, console: Console, *, stdin: TextIO | None = None, interactive: bool | None = None
     ) -> None:
-        self.console = console
-        self.stdin = stdin or sys.stdin
-        self.interactive = is_terminal(self.stdin) if interactive is None else interactive
+        self.terminal = TerminalApprover(console, stdin=stdin, interactive=interactive)
 
     def ask(self, request: ApprovalRequest) -> HumanAnswer:
-        self.console.approval_request(
-            request.tool_name, request.reason, request.arguments, request.preview
-        )
-        if not self.interactive:
-            self.console.notice(NO_TTY_NOTICE)
-            return HumanAnswer(approved=False, how="no terminal")
-        try:
-            return parse_answer(self.console.ask(ASK_PROMPT, self.stdin))
-        except (EOFError, KeyboardInterrupt):
-            self.console.notice("\n已拒绝 (no answer).")
-            return HumanAnswer(approved=False, how="no answer")
+        text = self.terminal.answer(request, ASK_PROMPT)
+        if text is None:
+            how = "no answer" if self.terminal.interactive else "no terminal"
+            return HumanAnswer(approved=False, how=how)
+        return parse_answer(text)
 
 
 @dataclass

@@ -23,8 +23,8 @@ from typing import Any, cast
 import pytest
 from click.testing import CliRunner, Result
 
-import chapters.ch03.asking as asking_module
 import chapters.ch03.cli as chapter_cli
+import shared.approval as approval_module
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer
 from chapters.ch01.tests.harness import FakeRunner, plain_console
@@ -769,7 +769,7 @@ def test_demo_with_a_terminal_runs_the_asked_command_on_yes(
     demo_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     asked = demo_module.DEMO_COMMANDS[2]
-    monkeypatch.setattr(asking_module, "is_terminal", lambda stream: True)
+    monkeypatch.setattr(approval_module, "is_terminal", lambda stream: True)
     result = tutorial("run", "--chapter", "3", "--demo", stdin="y\n")
     assert result.exit_code == 0, result.stderr
     assert f"- `{asked}` → ok: the command `{asked}` ran" in result.stdout
