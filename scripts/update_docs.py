@@ -103,8 +103,9 @@ def run_ch03(console: Console, human: bool) -> str:
         settings = root.root / PROJECT_SETTINGS
         settings.parent.mkdir()
         settings.write_text(json.dumps(ch03_demo.DEMO_SETTINGS), encoding="utf-8")
-        tools = ch02_tools(root)
-        policy = load_policy(root, root.root / "home", known_tools=tools.snapshot().names)
+        names = ch02_tools(root).snapshot().names
+        policy = load_policy(root, root.root / "home", known_tools=names)
+        tools = ch02_tools(root, hidden=policy.hides)
         asker: Asker = (
             TerminalAsker(console, stdin=io.StringIO(YES), interactive=True)
             if human

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -42,7 +42,24 @@ class GrepArgs(BaseModel):
     ignore_case: bool = Field(default=False, description="Match without regard to case.")
 
 
-def make_search_tools(workspace: Workspace) -> list[Tool]:
+def make_search_tools(
+    workspace: Workspace, hidden: Callable[[str], bool] | None = None
+) -> list[Tool]:
+    """`hidden(relative_path)`: files the walking tools must neither list nor read.
+
+    Chapter 3 passes the files its read deny rules cover: a rule that keeps
+    read_file out of secrets/ must keep grep out of it too.
+    """
+
+    def visible(
+        files: Iterable[tuple[Path, str]], skipped: list[str]
+    ) -> Iterator[tuple[Path, str]]:
+        for path, relative in files:
+            if hidden and hidden(relative):
+                skipped.append(relative)
+            else:
+                yield path, relative
+
     @file_errors_as_results
     def glob(args: GlobArgs) -> ToolResult:
         start = _folder(workspace, args.path)
@@ -50,16 +67,17 @@ def make_search_tools(workspace: Workspace) -> list[Tool]:
             return start
         matcher = glob_regex(args.pattern)
         skip = 0 if start == workspace.root else len(workspace.relative(start)) + 1
+        skipped: list[str] = []
         found = [
             (path, relative)
-            for path, relative in workspace.walk(start)
+            for path, relative in visible(workspace.walk(start), skipped)
             if matcher.match(relative[skip:])  # the pattern is relative to `path`
         ]
         found.sort(key=lambda item: _mtime(item[0]), reverse=True)
         if not found:
             return ToolResult("ok", f"ok: no files under {args.path!r} match {args.pattern!r}.")
         lines = [relative for _, relative in found[:MAX_GLOB_RESULTS]]
-        header = f"ok: {len(found)} files match {args.pattern!r} (newest first)"
+        header = f"ok: {len(found)} files match {args.pattern!r} (newest first){_hidden(skipped)}"
         if len(found) > MAX_GLOB_RESULTS:
             lines.append(f"[{len(found) - MAX_GLOB_RESULTS} more not shown: narrow the pattern]")
         return ToolResult("ok", "\n".join([header, *lines]))
@@ -77,7 +95,9 @@ def make_search_tools(workspace: Workspace) -> list[Tool]:
         root = workspace.resolve(args.path)
         if not root.exists():
             return ToolResult.failed("not_found", f"{workspace.relative(root)} does not exist.")
-        files = [(root, workspace.relative(root))] if root.is_file() else workspace.walk(root)
+        everything = [(root, workspace.relative(root))] if root.is_file() else workspace.walk(root)
+        skipped: list[str] = []
+        files = visible(everything, skipped)
         name_filter = glob_regex(args.glob, anywhere=True) if args.glob else None
         matches: list[str] = []
         total = 0
@@ -89,8 +109,8 @@ def make_search_tools(workspace: Workspace) -> list[Tool]:
                 if len(matches) < MAX_GREP_MATCHES:
                     matches.append(f"{relative}:{number}: {line[:MAX_GREP_LINE_CHARS]}")
         if not matches:
-            return ToolResult("ok", f"ok: no lines match {args.pattern!r}.")
-        header = f"ok: {total} matching lines"
+            return ToolResult("ok", f"ok: no lines match {args.pattern!r}{_hidden(skipped)}.")
+        header = f"ok: {total} matching lines{_hidden(skipped)}"
         if total > len(matches):
             header += f" (first {len(matches)} shown: narrow with path or glob)"
         return ToolResult("ok", "\n".join([header, *matches]))
@@ -190,6 +210,10 @@ def glob_regex(pattern: str, *, anywhere: bool = False) -> re.Pattern[str]:
             out.append(re.escape(pattern[i]))
             i += 1
     return re.compile("".join(out) + r"\Z")
+
+
+def _hidden(skipped: list[str]) -> str:
+    return f" ({len(skipped)} files not searched: a deny rule covers them)" if skipped else ""
 
 
 def _folder(workspace: Workspace, raw: str) -> Path | ToolResult:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from chapters.ch01.shell_tool import make_shell_tool
 from chapters.ch02.ledger import ReadLedger
 from chapters.ch02.reading import make_read_file_tool
@@ -12,14 +14,22 @@ from shared.process import CommandRunner
 from shared.tools import ToolRegistry
 
 
-def make_tools(workspace: Workspace, *, runner: CommandRunner | None = None) -> ToolRegistry:
-    """All six tools for one run; the ledger remembers this run's reads."""
+def make_tools(
+    workspace: Workspace,
+    *,
+    runner: CommandRunner | None = None,
+    hidden: Callable[[str], bool] | None = None,
+) -> ToolRegistry:
+    """All six tools for one run; the ledger remembers this run's reads.
+
+    `hidden` keeps glob and grep away from files (chapter 3: read deny rules).
+    """
     ledger = ReadLedger()
     return ToolRegistry(
         [
             make_read_file_tool(workspace, ledger),
             *make_write_tools(workspace, ledger),
-            *make_search_tools(workspace),
+            *make_search_tools(workspace, hidden),
             make_shell_tool(workspace.root, runner=runner),
         ]
     )

@@ -78,8 +78,8 @@ def command(
     if demo and workspace is not None:
         raise click.UsageError("--demo makes its own temporary workspace; drop --workspace")
     root = Workspace(make_demo_workspace() if demo else workspace or working_directory())
-    tools = make_tools(root)
-    policy = _policy(root, tools.snapshot().names, mode, allow, deny)  # exit 2 if malformed
+    policy = _policy(root, make_tools(root).snapshot().names, mode, allow, deny)  # exit 2 if bad
+    tools = make_tools(root, hidden=policy.hides)  # grep and glob honour read deny rules
 
     def gate(console: Console) -> PermissionGate:
         console.info(f"mode: {policy.mode} · audit: {AUDIT_FILE.as_posix()}")

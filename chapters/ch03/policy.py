@@ -107,6 +107,12 @@ class Policy:
         except Exception as error:
             return Verdict(Decision.DENY, f"policy error, denied to be safe: {error!r}")
 
+    def hides(self, relative: str) -> bool:
+        """Whether a read deny rule covers this file: glob and grep then skip it too."""
+        return any(
+            rule.tool == "read_file" and rule.matches("read_file", relative) for rule in self.deny
+        )
+
     def always_allow(self, call: Call) -> Rule:
         """The human answered "a": allow exactly this tool and key for the rest of the run."""
         rule = exact_rule(call.tool, call.key, "your answer in this run")

@@ -313,3 +313,30 @@ def test_no_settings_at_all_is_the_default_mode(workspace: Workspace, tmp_path: 
 def test_call_shows_tool_and_key() -> None:
     assert Call("shell", SideEffect.EXECUTE, "ls").shown == "shell(ls)"
     assert Call("glob", SideEffect.READ, None).shown == "glob"
+
+
+# -- read deny rules reach the walking tools ----------------------------------------------------
+
+
+def test_grep_and_glob_skip_files_a_read_deny_rule_covers(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    from chapters.ch01.tests.harness import FakeRunner
+    from chapters.ch02.tests.helpers import run
+    from chapters.ch02.toolset import make_tools
+
+    (workspace.root / "secrets").mkdir()
+    (workspace.root / "secrets" / "token.txt").write_text("TOKEN=hunter2\n", encoding="utf-8")
+    (workspace.root / "app.py").write_text("TOKEN = read_token()\n", encoding="utf-8")
+    policy = load_policy(
+        workspace, tmp_path / "home", known_tools=TOOLS, deny=["read_file(secrets/**)"]
+    )
+    tools = make_tools(workspace, runner=FakeRunner(), hidden=policy.hides)
+
+    grep = run(tools, "grep", pattern="TOKEN").content
+    assert "hunter2" not in grep and "app.py:1:" in grep
+    assert "1 files not searched: a deny rule covers them" in grep
+    listed = run(tools, "glob", pattern="**/*").content
+    assert "secrets/token.txt" not in listed and "app.py" in listed
+    direct = run(tools, "grep", pattern="TOKEN", path="secrets/token.txt").content
+    assert "hunter2" not in direct
