@@ -74,13 +74,18 @@ def run_command(
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     shell: Shell | None = None,
     output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    stdin_data: bytes | None = None,
 ) -> CommandOutcome:
-    """Run `command` in `shell`, killing its whole process tree after `timeout` seconds."""
+    """Run `command` in `shell`, killing its whole process tree after `timeout` seconds.
+
+    stdin is closed unless `stdin_data` is given (a hook reads its event there);
+    then those bytes are written and stdin is closed after them.
+    """
     shell = shell or detect_shell()
     process = subprocess.Popen(
         [*shell.argv_prefix, shell.command_prefix + command],
         cwd=cwd,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=not IS_WINDOWS,  # its own process group: a timeout kills the tree
@@ -94,6 +99,8 @@ def run_command(
     ]
     for reader in readers:
         reader.start()
+    if stdin_data is not None:
+        threading.Thread(target=_feed, args=(process.stdin, stdin_data), daemon=True).start()
     try:
         exit_code: int | None = process.wait(timeout=timeout)
         timed_out = False
@@ -107,6 +114,15 @@ def run_command(
     for reader in readers:
         reader.join(timeout=5)  # a grandchild that escaped the group may hold the pipe open
     return CommandOutcome(exit_code, stdout.text(), stderr.text(), timed_out)
+
+
+def _feed(stream: IO[bytes] | None, data: bytes) -> None:
+    """Write stdin from a thread: a command that never reads must not block us."""
+    assert stream is not None
+    with contextlib.suppress(OSError):  # the command may exit without reading it all
+        stream.write(data)
+    with contextlib.suppress(OSError):
+        stream.close()
 
 
 def _kill_tree(process: subprocess.Popen[bytes]) -> None:

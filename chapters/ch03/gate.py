@@ -30,14 +30,15 @@ class PermissionGate:
 
     def __call__(self, call: ToolCall, snapshot: ToolSnapshot) -> ToolResult:
         prepared = snapshot.prepare(call)  # invalid calls never reach the policy
-        result = prepared if isinstance(prepared, ToolResult) else self._decide(prepared)
+        result = prepared if isinstance(prepared, ToolResult) else self.decide(prepared)
         self.console.tool_result(call.function.name, result.status, result.content)
         return result
 
-    def _decide(self, prepared: PreparedCall) -> ToolResult:
+    def decide(self, prepared: PreparedCall, hook: Verdict | None = None) -> ToolResult:
+        """Decide, record, maybe ask, then run; `hook` is a PreToolUse hook's say (chapter 4)."""
         tool = prepared.tool
         call = self.policy.call(tool.name, tool.side_effect, prepared.args.model_dump())
-        verdict = self.policy.decide(call)
+        verdict = self.policy.decide(call, hook)
         if not self._recorded(prepared, call, verdict.decision, verdict.source):
             return _unrecorded()
         if verdict.decision is Decision.DENY:

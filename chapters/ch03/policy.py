@@ -96,10 +96,17 @@ class Policy:
         except PathOutsideWorkspace:
             return Call(tool, side_effect, raw)  # the tool itself will refuse it
 
-    def decide(self, call: Call) -> Verdict:
-        """The first layer with an opinion decides; an error in any layer denies."""
+    def decide(self, call: Call, hook: Verdict | None = None) -> Verdict:
+        """The first layer with an opinion decides; an error in any layer denies.
+
+        `hook` is what a PreToolUse hook said (chapter 4): it is heard after the
+        deny rules and plan mode, which no hook can override, and before all else.
+        """
         try:
-            for layer in self._layers():
+            layers = self._layers()
+            if hook is not None:
+                layers.insert(2, lambda call: hook)
+            for layer in layers:
                 verdict = layer(call)
                 if verdict.decision is not Decision.PASSTHROUGH:
                     return verdict
