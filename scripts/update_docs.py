@@ -116,7 +116,6 @@ def run_ch03(console: Console, human: bool) -> str:
             ch03_demo.DEMO_PROMPT,
             model=ch03_demo.demo_model(),
             tools=tools,
-            approver=ScriptedApprover([]),
             console=console,
             system_prompt=CH02_PROMPT,
             handle_call=PermissionGate(policy, asker, audit, console),

@@ -115,3 +115,11 @@ def one_line(text: str, limit: int) -> str:
     """A provider's message squeezed into one line of at most `limit` characters."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class HookBlockedError(AgentError):
+    """A UserPromptSubmit hook blocked the prompt (chapter 4); nothing was sent."""
+
+
+class StopRefusedError(AgentError):
+    """A Stop hook kept refusing the stop (chapter 4); the bound ended the run."""

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import click
 
 from chapters.ch01.demo import DEMO_PROMPT, demo_model
-from chapters.ch01.loop import DEFAULT_MAX_TURNS, CallHandler, run_agent
-from chapters.ch01.prompt import SYSTEM_PROMPT
+from chapters.ch01.loop import DEFAULT_MAX_TURNS, run_agent
 from chapters.ch01.shell_tool import make_shell_tool
 from shared.approval import TerminalApprover
 from shared.cli import (
@@ -31,18 +31,21 @@ from shared.tools import ToolRegistry
 PROG_NAME = "python -m chapters.ch01"
 
 
+class RunLoop(Protocol):
+    """Runs one chapter's loop for `task` with the model and console the CLI built."""
+
+    def __call__(self, task: str, model: ModelClient, console: Console, max_turns: int) -> str: ...
+
+
 @dataclass(frozen=True)
 class Session:
     """What a chapter's command line needs to know; later chapters pass their own."""
 
     chapter: int
     folder: Path  # where the tools work; `.env` is read from the working directory
-    tools: Callable[[], ToolRegistry]
     demo_model: Callable[[], ModelClient]
     demo_prompt: str
-    system_prompt: str = SYSTEM_PROMPT
-    # Step 4 of the loop, built around the console; None: chapter 1's approval per call.
-    handle_call: Callable[[Console], CallHandler] | None = None
+    run: RunLoop
 
 
 @click.command(
@@ -52,12 +55,16 @@ class Session:
 def command(prompt: str | None, max_turns: int, trace: bool, demo: bool) -> None:
     require_prompt(prompt, demo)
     cwd = working_directory()
+
+    def run(task: str, model: ModelClient, console: Console, max_turns: int) -> str:
+        tools = ToolRegistry([make_shell_tool(cwd)])
+        approver = TerminalApprover(console)
+        return run_agent(
+            task, model=model, tools=tools, approver=approver, console=console, max_turns=max_turns
+        )
+
     session = Session(
-        chapter=1,
-        folder=cwd,
-        tools=lambda: ToolRegistry([make_shell_tool(cwd)]),
-        demo_model=demo_model,
-        demo_prompt=DEMO_PROMPT,
+        chapter=1, folder=cwd, demo_model=demo_model, demo_prompt=DEMO_PROMPT, run=run
     )
     run_session(session, prompt=prompt, max_turns=max_turns, trace=trace, demo=demo)
 
@@ -65,7 +72,7 @@ def command(prompt: str | None, max_turns: int, trace: bool, demo: bool) -> None
 def run_session(
     session: Session, *, prompt: str | None, max_turns: int, trace: bool, demo: bool
 ) -> None:
-    """Build the real pieces (console, model, approver, tools), run the loop, print the answer."""
+    """Build the console and the model, run the chapter's loop, print the answer."""
     console = Console(trace=trace)
     if demo and prompt:
         console.notice("--demo replays a fixed exchange; --prompt is ignored.")
@@ -76,17 +83,7 @@ def run_session(
         f"第 {number} 章 chapter {number} · model: {model.label} · folder: {session.folder}"
     )
     console.info(f"user: {task}")
-    answer = run_agent(
-        task,
-        model=model,
-        tools=session.tools(),
-        approver=TerminalApprover(console),
-        console=console,
-        max_turns=max_turns,
-        system_prompt=session.system_prompt,
-        handle_call=session.handle_call(console) if session.handle_call else None,
-    )
-    console.answer(answer)
+    console.answer(session.run(task, model, console, max_turns))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -42,8 +42,8 @@ def run_agent(
     *,
     model: ModelClient,
     tools: ToolRegistry,
-    approver: Approver,
     console: Console,
+    approver: Approver | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
     history: list[Message] | None = None,
     system_prompt: str = SYSTEM_PROMPT,
@@ -51,10 +51,13 @@ def run_agent(
 ) -> str:
     """Run the loop until the model answers in text; return that text.
 
-    `handle_call` is step 4 for one call; by default `run_tool_call` with the human
-    approver. Chapter 3 passes a permission policy here; the loop stays the same.
+    `handle_call` is step 4 for one call: by default `run_tool_call`, which asks
+    `approver`. Chapter 3 passes a permission policy instead; the loop stays the same.
     """
-    handle_call = handle_call or partial(run_tool_call, approver=approver, console=console)
+    if handle_call is None:
+        if approver is None:
+            raise TypeError("run_agent needs an approver, or a handle_call that decides")
+        handle_call = partial(run_tool_call, approver=approver, console=console)
     history = [] if history is None else history  # pass a list in to watch it grow
     if not history:
         history.append(SystemMessage(content=system_prompt))

@@ -8,12 +8,15 @@ from pathlib import Path
 import click
 
 from chapters.ch01.cli import Session, run_session
-from chapters.ch01.loop import DEFAULT_MAX_TURNS
+from chapters.ch01.loop import DEFAULT_MAX_TURNS, run_agent
 from chapters.ch02.demo import DEMO_PROMPT, demo_model, make_demo_workspace
 from chapters.ch02.prompt import SYSTEM_PROMPT
 from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
+from shared.approval import TerminalApprover
 from shared.cli import FriendlyCommand, common_options, require_prompt, working_directory
+from shared.completion import ModelClient
+from shared.console import Console
 
 PROG_NAME = "python -m chapters.ch02"
 
@@ -36,13 +39,20 @@ def command(
     if demo and workspace is not None:
         raise click.UsageError("--demo makes its own temporary workspace; drop --workspace")
     root = Workspace(make_demo_workspace() if demo else workspace or working_directory())
+
+    def run(task: str, model: ModelClient, console: Console, max_turns: int) -> str:
+        return run_agent(
+            task,
+            model=model,
+            tools=make_tools(root),
+            approver=TerminalApprover(console),
+            console=console,
+            max_turns=max_turns,
+            system_prompt=SYSTEM_PROMPT,
+        )
+
     session = Session(
-        chapter=2,
-        folder=root.root,
-        tools=lambda: make_tools(root),
-        demo_model=demo_model,
-        demo_prompt=DEMO_PROMPT,
-        system_prompt=SYSTEM_PROMPT,
+        chapter=2, folder=root.root, demo_model=demo_model, demo_prompt=DEMO_PROMPT, run=run
     )
     run_session(session, prompt=prompt, max_turns=max_turns, trace=trace, demo=demo)
 

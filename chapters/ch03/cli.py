@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from chapters.ch01.cli import Session, run_session
-from chapters.ch01.loop import DEFAULT_MAX_TURNS
+from chapters.ch01.loop import DEFAULT_MAX_TURNS, run_agent
 from chapters.ch02.prompt import SYSTEM_PROMPT
 from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
@@ -21,6 +21,7 @@ from chapters.ch03.policy import Mode, Policy
 from chapters.ch03.rules import KEY_ARGUMENTS, Rule, RuleError
 from chapters.ch03.settings import load_policy
 from shared.cli import FriendlyCommand, common_options, require_prompt, working_directory
+from shared.completion import ModelClient
 from shared.console import Console
 
 PROG_NAME = "python -m chapters.ch03"
@@ -81,20 +82,22 @@ def command(
     policy = _policy(root, make_tools(root).snapshot().names, mode, allow, deny)  # exit 2 if bad
     tools = make_tools(root, hidden=policy.hides)  # grep and glob honour read deny rules
 
-    def gate(console: Console) -> PermissionGate:
+    def run(task: str, model: ModelClient, console: Console, max_turns: int) -> str:
         console.info(f"mode: {policy.mode} · audit: {AUDIT_FILE.as_posix()}")
-        return PermissionGate(
-            policy, TerminalAsker(console), AuditLog(root.root / AUDIT_FILE), console
+        audit = AuditLog(root.root / AUDIT_FILE)
+        gate = PermissionGate(policy, TerminalAsker(console), audit, console)
+        return run_agent(
+            task,
+            model=model,
+            tools=tools,
+            console=console,
+            max_turns=max_turns,
+            system_prompt=SYSTEM_PROMPT,
+            handle_call=gate,
         )
 
     session = Session(
-        chapter=3,
-        folder=root.root,
-        tools=lambda: tools,
-        demo_model=demo_model,
-        demo_prompt=DEMO_PROMPT,
-        system_prompt=SYSTEM_PROMPT,
-        handle_call=gate,
+        chapter=3, folder=root.root, demo_model=demo_model, demo_prompt=DEMO_PROMPT, run=run
     )
     run_session(session, prompt=prompt, max_turns=max_turns, trace=trace, demo=demo)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -25,6 +26,7 @@ from chapters.ch03.policy import Mode, Policy
 from chapters.ch03.rules import Rule, RuleError
 from shared.errors import ConfigError
 
+M = TypeVar("M", bound=BaseModel)
 PROJECT_SETTINGS = Path(".tutorial") / "settings.json"
 USER_SETTINGS = Path(".tutorial") / "settings.json"  # below the home folder
 
@@ -72,6 +74,11 @@ def load_policy(
 
 
 def _read(path: Path, shown: str) -> Permissions:
+    return read_settings(path, shown, SettingsFile).permissions
+
+
+def read_settings(path: Path, shown: str, model: type[M]) -> M:
+    """Parse one settings file into `model`; any problem is a ConfigError naming the file."""
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as error:
@@ -81,11 +88,12 @@ def _read(path: Path, shown: str) -> Permissions:
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{shown}: cannot be read ({error})") from None
     try:
-        return SettingsFile.model_validate(data).permissions
+        return model.model_validate(data)
     except ValidationError as error:
         problem = error.errors(include_url=False)[0]
         where = ".".join(str(part) for part in problem["loc"]) or "the file"
-        raise ConfigError(f"{shown}: {where}: {problem['msg']}") from None
+        message = str(problem["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"{shown}: {where}: {message}") from None
 
 
 def _rule(text: str, shown: str, where: str, known_tools: Collection[str]) -> Rule:

@@ -38,7 +38,7 @@ from chapters.ch03.gate import PermissionGate
 from chapters.ch03.policy import Mode, Policy
 from chapters.ch03.rules import Rule
 from chapters.ch03.settings import PROJECT_SETTINGS, load_policy
-from shared.approval import ApprovalRequest, ScriptedApprover
+from shared.approval import ApprovalRequest
 from shared.completion import ModelClient
 from shared.config import Settings
 from shared.console import Console
@@ -87,7 +87,6 @@ class Agent:
             "do the task",
             model=model or cast(ModelClient, self.model),
             tools=self.tools,
-            approver=ScriptedApprover([]),
             console=self.console,
             history=self.history,
             system_prompt=SYSTEM_PROMPT,
