@@ -79,7 +79,7 @@ def command(
     if demo and workspace is not None:
         raise click.UsageError("--demo makes its own temporary workspace; drop --workspace")
     root = Workspace(make_demo_workspace() if demo else workspace or working_directory())
-    policy = _policy(root, make_tools(root).snapshot().names, mode, allow, deny)  # exit 2 if bad
+    policy = load_chapter_policy(root, mode, allow, deny)  # exit 2 if malformed
     tools = make_tools(root, hidden=policy.hides)  # grep and glob honour read deny rules
 
     def run(task: str, model: ModelClient, console: Console, max_turns: int) -> str:
@@ -120,7 +120,7 @@ def check_command(
     """
     root = Workspace(workspace or working_directory())
     tools = make_tools(root).snapshot()  # for names and side effects; nothing runs
-    policy = _policy(root, tools.names, mode, allow, deny)
+    policy = load_chapter_policy(root, mode, allow, deny)
     try:
         parsed = Rule.parse(call_text, "check", tools.names)
     except RuleError as error:
@@ -135,17 +135,14 @@ def check_command(
     click.echo(f"  mode: {policy.mode}")
 
 
-def _policy(
-    root: Workspace,
-    tool_names: Sequence[str],
-    mode: str | None,
-    allow: Sequence[str],
-    deny: Sequence[str],
+def load_chapter_policy(
+    root: Workspace, mode: str | None, allow: Sequence[str], deny: Sequence[str]
 ) -> Policy:
+    """The policy for this workspace: both settings files, then the flags."""
     return load_policy(
         root,
         Path.home(),
-        known_tools=tool_names,
+        known_tools=make_tools(root).snapshot().names,
         mode=Mode(mode) if mode else None,
         allow=allow,
         deny=deny,
