@@ -48,6 +48,11 @@ from chapters.ch03.asking import Asker, ScriptedAsker, TerminalAsker  # noqa: E4
 from chapters.ch03.audit import AUDIT_FILE, AuditLog  # noqa: E402
 from chapters.ch03.gate import PermissionGate  # noqa: E402
 from chapters.ch03.settings import PROJECT_SETTINGS, load_policy  # noqa: E402
+from chapters.ch04 import demo as ch04_demo  # noqa: E402
+from chapters.ch04.gate import HookedGate  # noqa: E402
+from chapters.ch04.hooks import Hooks  # noqa: E402
+from chapters.ch04.loop import run_agent as ch04_run_agent  # noqa: E402
+from chapters.ch04.settings import load_hooks  # noqa: E402
 from shared.approval import Approver, ScriptedApprover, TerminalApprover  # noqa: E402
 from shared.console import Console  # noqa: E402
 from shared.tools import ToolRegistry  # noqa: E402
@@ -124,10 +129,38 @@ def run_ch03(console: Console, human: bool) -> str:
         return (root.root / AUDIT_FILE).read_text(encoding="utf-8")
 
 
+def run_ch04(console: Console, human: bool) -> str:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Workspace(Path(folder))
+        ch04_demo.write_demo_settings(root.root)
+        names = ch02_tools(root).snapshot().names
+        policy = load_policy(root, root.root / "home", known_tools=names)
+        asker: Asker = (
+            TerminalAsker(console, stdin=io.StringIO(YES), interactive=True)
+            if human
+            else ScriptedAsker(["y"] * 9)
+        )
+        audit = AuditLog(root.root / AUDIT_FILE)
+        hooks = Hooks(load_hooks(root, root.root / "home"))
+        ch04_run_agent(
+            ch04_demo.DEMO_PROMPT,
+            model=ch04_demo.demo_model(),
+            tools=ch02_tools(root, hidden=policy.hides),
+            handle_call=HookedGate(PermissionGate(policy, asker, audit, console), hooks, root),
+            hooks=hooks,
+            workspace=root,
+            console=console,
+            system_prompt=CH02_PROMPT,
+        )
+        audit.close()
+        return (root.root / AUDIT_FILE).read_text(encoding="utf-8")
+
+
 DOCS: dict[Path, Demo] = {
     ROOT / "docs" / "ch01-agent-loop.md": run_ch01,
     ROOT / "docs" / "ch02-file-tools.md": run_ch02,
     ROOT / "docs" / "ch03-permissions.md": run_ch03,
+    ROOT / "docs" / "ch04-hooks.md": run_ch04,
 }
 
 
