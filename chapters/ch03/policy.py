@@ -100,12 +100,13 @@ class Policy:
         """The first layer with an opinion decides; an error in any layer denies.
 
         `hook` is what a PreToolUse hook said (chapter 4): it is heard after the
-        deny rules and plan mode, which no hook can override, and before all else.
+        deny rules and plan mode, which no hook can override. A hook's deny comes
+        before the human's "always" answers; its allow or ask comes after them.
         """
         try:
             layers = self._layers()
             if hook is not None:
-                layers.insert(2, lambda call: hook)
+                layers.insert(2 if hook.decision is Decision.DENY else 3, lambda call: hook)
             for layer in layers:
                 verdict = layer(call)
                 if verdict.decision is not Decision.PASSTHROUGH:

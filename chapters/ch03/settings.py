@@ -61,7 +61,7 @@ def load_policy(
         (workspace.root / PROJECT_SETTINGS, PROJECT_SETTINGS.as_posix()),
         (home / USER_SETTINGS, "~/" + USER_SETTINGS.as_posix()),
     ]
-    files = [(shown, _read(path, shown)) for path, shown in sources if path.is_file()]
+    files = [(shown, _read(path, shown)) for path, shown in distinct_files(sources)]
     rules: dict[str, list[Rule]] = {"allow": [], "ask": [], "deny": []}
     for shown, permissions in files:
         for kind in rules:
@@ -71,6 +71,18 @@ def load_policy(
         rules[kind] += [_rule(text, f"--{kind}", f"--{kind}", known_tools) for text in texts]
     chosen = mode or next((p.default_mode for _, p in files if p.default_mode), Mode.DEFAULT)
     return Policy(workspace, chosen, deny=rules["deny"], ask=rules["ask"], allow=rules["allow"])
+
+
+def distinct_files(sources: Sequence[tuple[Path, str]]) -> list[tuple[Path, str]]:
+    """The settings files that exist, each once: run in your home folder, the project's
+    file and yours are the same file, and its rules or hooks must not count twice."""
+    seen: set[Path] = set()
+    found = []
+    for path, shown in sources:
+        if path.is_file() and path.resolve() not in seen:
+            seen.add(path.resolve())
+            found.append((path, shown))
+    return found
 
 
 def _read(path: Path, shown: str) -> Permissions:

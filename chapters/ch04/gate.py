@@ -39,15 +39,17 @@ class HookedGate:
             "input": prepared.args.model_dump(),
             "tool_call_id": prepared.call.id,
         }
-        said = self.hooks.run(HookEvent.PRE_TOOL_USE, payload, tool=prepared.tool.name)
+        before = self.hooks.run(HookEvent.PRE_TOOL_USE, payload, tool=prepared.tool.name)
         verdict = None
-        if said.decision is not Decision.PASSTHROUGH:
-            verdict = Verdict(said.decision, f"PreToolUse hook {said.reason or said.decision}")
+        if before.decision is not Decision.PASSTHROUGH:
+            verdict = Verdict(
+                before.decision, f"PreToolUse hook {before.reason or before.decision}"
+            )
         result = self.gate.decide(prepared, hook=verdict)
-        if result.status == "denied":
-            return result  # it did not run: nothing for PostToolUse to see
-        after = {**payload, "event": HookEvent.POST_TOOL_USE, "result": asdict(result)}
-        said = self.hooks.run(HookEvent.POST_TOOL_USE, after, tool=prepared.tool.name)
-        notes = [f"[PostToolUse hook: {said.reason}]"] if said.reason else []
-        notes += [f"[PostToolUse hook] {said.context}"] if said.context else []
+        notes = [f"[PreToolUse hook] {before.context}"] if before.context else []
+        if result.status != "denied":  # it ran: PostToolUse may see it and add to it
+            after = {**payload, "event": HookEvent.POST_TOOL_USE, "result": asdict(result)}
+            said = self.hooks.run(HookEvent.POST_TOOL_USE, after, tool=prepared.tool.name)
+            notes += [f"[PostToolUse hook: {said.reason}]"] if said.reason else []
+            notes += [f"[PostToolUse hook] {said.context}"] if said.context else []
         return ToolResult(result.status, "\n".join([result.content, *notes])) if notes else result

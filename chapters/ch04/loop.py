@@ -68,7 +68,8 @@ def run_agent(
                 raise StopRefusedError(f"the Stop hook refused {refusals + 1} times: {stop.reason}")
             refusals += 1
             console.notice(f"Stop hook refused the stop: {stop.reason}")
-            history.append(UserMessage(content=f"[Stop hook] Do not stop yet: {stop.reason}"))
+            more = f"\n{stop.context}" if stop.context else ""
+            history.append(UserMessage(content=f"[Stop hook] Do not stop yet: {stop.reason}{more}"))
             continue
 
         refusals = 0

@@ -20,7 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from chapters.ch02.workspace import Workspace
-from chapters.ch03.settings import PROJECT_SETTINGS, USER_SETTINGS, read_settings
+from chapters.ch03.settings import PROJECT_SETTINGS, USER_SETTINGS, distinct_files, read_settings
 from chapters.ch04.hooks import Hook, HookEvent, command_hook
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -29,7 +29,7 @@ DEFAULT_TIMEOUT_SECONDS = 30.0
 class HookSetting(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    command: str = Field(min_length=1)
+    command: str = Field(min_length=1, pattern=r"\S")
     name: str | None = None  # how messages and the audit call it; default: the command
     matcher: str | None = None
     timeout: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0, le=3600)
@@ -37,7 +37,7 @@ class HookSetting(BaseModel):
     @field_validator("matcher")
     @classmethod
     def _compiles(cls, matcher: str | None) -> str | None:
-        if matcher is not None:
+        if matcher not in (None, "", "*"):  # those three mean: every tool
             try:
                 re.compile(matcher)
             except re.error as error:
@@ -58,9 +58,7 @@ def load_hooks(workspace: Workspace, home: Path) -> list[Hook]:
         (workspace.root / PROJECT_SETTINGS, PROJECT_SETTINGS.as_posix()),
         (home / USER_SETTINGS, "~/" + USER_SETTINGS.as_posix()),
     ]
-    for path, shown in sources:
-        if not path.is_file():
-            continue
+    for path, shown in distinct_files(sources):
         for event, settings in read_settings(path, shown, HooksFile).hooks.items():
             for setting in settings:
                 matcher = (
