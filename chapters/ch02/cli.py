@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
@@ -20,6 +20,21 @@ from shared.console import Console
 
 PROG_NAME = "python -m chapters.ch02"
 
+workspace_option = click.option(
+    "--workspace",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The folder the file tools may reach. Default: the current folder.",
+)
+
+
+def choose_workspace(
+    demo: bool, workspace: Path | None, make_demo_workspace: Callable[[], Path]
+) -> Workspace:
+    """--workspace, else the current folder; a demo makes a temporary one of its own."""
+    if demo and workspace is not None:
+        raise click.UsageError("--demo makes its own temporary workspace; drop --workspace")
+    return Workspace(make_demo_workspace() if demo else workspace or working_directory())
+
 
 @click.command(
     name="ch02",
@@ -27,18 +42,12 @@ PROG_NAME = "python -m chapters.ch02"
     help="Chapter 2: file tools that cannot leave the workspace, plus the shell.",
 )
 @common_options(default_max_turns=DEFAULT_MAX_TURNS)
-@click.option(
-    "--workspace",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The folder the file tools may reach. Default: the current folder.",
-)
+@workspace_option
 def command(
     prompt: str | None, max_turns: int, trace: bool, demo: bool, workspace: Path | None
 ) -> None:
     require_prompt(prompt, demo)
-    if demo and workspace is not None:
-        raise click.UsageError("--demo makes its own temporary workspace; drop --workspace")
-    root = Workspace(make_demo_workspace() if demo else workspace or working_directory())
+    root = choose_workspace(demo, workspace, make_demo_workspace)
 
     def run(task: str, model: ModelClient, console: Console, max_turns: int) -> str:
         return run_agent(

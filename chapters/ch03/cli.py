@@ -10,6 +10,7 @@ import click
 
 from chapters.ch01.cli import Session, run_session
 from chapters.ch01.loop import DEFAULT_MAX_TURNS, run_agent
+from chapters.ch02.cli import choose_workspace, workspace_option
 from chapters.ch02.prompt import SYSTEM_PROMPT
 from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
@@ -32,11 +33,7 @@ def policy_options(function: F) -> F:
     """--workspace, --mode, --allow, --deny: shared by the agent and by `check`."""
     for option in reversed(
         [
-            click.option(
-                "--workspace",
-                type=click.Path(exists=True, file_okay=False, path_type=Path),
-                help="The folder the file tools may reach. Default: the current folder.",
-            ),
+            workspace_option,
             click.option(
                 "--mode",
                 type=click.Choice([m.value for m in Mode]),
@@ -76,9 +73,7 @@ def command(
     deny: tuple[str, ...],
 ) -> None:
     require_prompt(prompt, demo)
-    if demo and workspace is not None:
-        raise click.UsageError("--demo makes its own temporary workspace; drop --workspace")
-    root = Workspace(make_demo_workspace() if demo else workspace or working_directory())
+    root = choose_workspace(demo, workspace, make_demo_workspace)
     policy = load_chapter_policy(root, mode, allow, deny)  # exit 2 if malformed
     tools = make_tools(root, hidden=policy.hides)  # grep and glob honour read deny rules
 

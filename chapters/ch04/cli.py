@@ -9,9 +9,9 @@ import click
 
 from chapters.ch01.cli import Session, run_session
 from chapters.ch01.loop import DEFAULT_MAX_TURNS
+from chapters.ch02.cli import choose_workspace
 from chapters.ch02.prompt import SYSTEM_PROMPT
 from chapters.ch02.toolset import make_tools
-from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import TerminalAsker
 from chapters.ch03.audit import AUDIT_FILE, AuditLog
 from chapters.ch03.cli import check_command as check_command
@@ -22,7 +22,7 @@ from chapters.ch04.gate import HookedGate
 from chapters.ch04.hooks import Hooks
 from chapters.ch04.loop import run_agent
 from chapters.ch04.settings import load_hooks
-from shared.cli import FriendlyCommand, common_options, require_prompt, working_directory
+from shared.cli import FriendlyCommand, common_options, require_prompt
 from shared.completion import ModelClient
 from shared.console import Console
 
@@ -47,9 +47,7 @@ def command(
     deny: tuple[str, ...],
 ) -> None:
     require_prompt(prompt, demo)
-    if demo and workspace is not None:
-        raise click.UsageError("--demo makes its own temporary workspace; drop --workspace")
-    root = Workspace(make_demo_workspace() if demo else workspace or working_directory())
+    root = choose_workspace(demo, workspace, make_demo_workspace)
     policy = load_chapter_policy(root, mode, allow, deny)  # exit 2 if malformed
     hooks = Hooks(load_hooks(root, Path.home()))  # exit 2 if malformed
     tools = make_tools(root, hidden=policy.hides)
