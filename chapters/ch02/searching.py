@@ -24,6 +24,7 @@ MAX_GLOB_RESULTS = 100
 MAX_GREP_MATCHES = 200
 MAX_GREP_LINE_CHARS = 300
 MAX_GREP_FILE_BYTES = 10 * 1024 * 1024
+READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)  # O_BINARY: Windows only
 
 
 class GlobArgs(BaseModel):
@@ -51,9 +52,7 @@ def make_search_tools(
     read_file out of secrets/ must keep grep out of it too.
     """
 
-    def visible(
-        files: Iterable[tuple[Path, str]], skipped: list[str]
-    ) -> Iterator[tuple[Path, str]]:
+    def visible(files: Iterable[tuple[str, str]], skipped: list[str]) -> Iterator[tuple[str, str]]:
         for path, relative in files:
             if hidden and hidden(relative):
                 skipped.append(relative)
@@ -95,7 +94,9 @@ def make_search_tools(
         root = workspace.resolve(args.path)
         if not root.exists():
             return ToolResult.failed("not_found", f"{workspace.relative(root)} does not exist.")
-        everything = [(root, workspace.relative(root))] if root.is_file() else workspace.walk(root)
+        everything = (
+            [(str(root), workspace.relative(root))] if root.is_file() else workspace.walk(root)
+        )
         skipped: list[str] = []
         files = visible(everything, skipped)
         name_filter = glob_regex(args.glob, anywhere=True) if args.glob else None
@@ -141,7 +142,7 @@ def make_search_tools(
     ]
 
 
-def matching_lines(path: Path, regex: re.Pattern[str]) -> Iterator[tuple[int, str]]:
+def matching_lines(path: str, regex: re.Pattern[str]) -> Iterator[tuple[int, str]]:
     """(line number, line) for each line with a match; the file is searched as one string."""
     data = _read_small_file(path)
     if data is None:
@@ -161,10 +162,10 @@ def matching_lines(path: Path, regex: re.Pattern[str]) -> Iterator[tuple[int, st
         yield line_number, text[start : end if end != -1 else len(text)].rstrip("\r")
 
 
-def _read_small_file(path: Path) -> bytes | None:
+def _read_small_file(path: str) -> bytes | None:
     """The file's bytes in one open/fstat/read, or None if unreadable or over the limit."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        descriptor = os.open(path, READ_FLAGS)
     except OSError:
         return None  # unreadable files are skipped, like grep -s
     try:
@@ -223,8 +224,8 @@ def _folder(workspace: Workspace, raw: str) -> Path | ToolResult:
     return start
 
 
-def _mtime(path: Path) -> float:
+def _mtime(path: str) -> float:
     try:
-        return path.stat().st_mtime
+        return os.stat(path).st_mtime
     except OSError:
         return 0.0

@@ -63,7 +63,7 @@ class Workspace:
         """How the model should write this path: relative to the root, with `/`."""
         return real.relative_to(self.root).as_posix() or "."
 
-    def walk(self, start: Path) -> Iterator[tuple[Path, str]]:
+    def walk(self, start: Path) -> Iterator[tuple[str, str]]:
         """(path, root-relative path) of every file below `start`, in name order.
 
         No VCS folders; a symlinked folder is never entered; a symlinked file is
@@ -85,7 +85,7 @@ class Workspace:
                     if entry.name not in VCS_FOLDERS:
                         folders.append((entry.path, f"{prefix}{entry.name}/"))
                 elif entry.is_file(follow_symlinks=False) or self._file_link_inside(entry):
-                    yield Path(entry.path), prefix + entry.name
+                    yield entry.path, prefix + entry.name  # str: a Path per file costs
             stack.extend(reversed(folders))
 
     def _file_link_inside(self, entry: os.DirEntry[str]) -> bool:
