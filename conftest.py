@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 
+# Fixtures more than one chapter's tests use (by name, e.g. "isolated").
+pytest_plugins = ["chapters.ch03.tests.support"]
+
 LOOPBACK_NAMES = {"localhost", "localhost.localdomain"}
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 import chapters.ch03.cli as chapter_cli
 import shared.approval as approval_module
@@ -38,6 +38,7 @@ from chapters.ch03.gate import PermissionGate
 from chapters.ch03.policy import Mode, Policy
 from chapters.ch03.rules import Rule
 from chapters.ch03.settings import PROJECT_SETTINGS, load_policy
+from chapters.ch03.tests.support import read_audit, tutorial, write_json
 from shared.approval import ApprovalRequest
 from shared.completion import ModelClient
 from shared.config import Settings
@@ -47,20 +48,12 @@ from shared.openai_client import OpenAIChatModel
 from shared.process import IS_WINDOWS, CommandOutcome
 from shared.scripted import ScriptedModel, Step, response, tool_call
 from shared.tools import ToolRegistry
-from tutorial.cli import cli
 
 AUDIT_KEYS = {"time", "tool_call_id", "tool", "key", "decision", "source"}
 NO_RULE = "no rule matched, and mode default does not allow execute calls"
 
 
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """An empty folder, a home folder of its own, and no provider settings."""
-    monkeypatch.chdir(tmp_path)
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("USERPROFILE", str(tmp_path / "home"))
+pytestmark = pytest.mark.usefixtures("isolated")
 
 
 # --- an agent with a permission gate -------------------------------------------------------
@@ -158,17 +151,6 @@ def turn(*calls: dict[str, Any]) -> dict[str, Any]:
 
 
 DONE = response("done")
-
-
-def write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data), encoding="utf-8")
-
-
-def read_audit(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def decisions(lines: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
@@ -549,10 +531,6 @@ def test_a_broken_rule_object_in_the_policy_denies_even_a_read(tmp_path: Path) -
 
 
 # --- 7. malformed settings stop the run ----------------------------------------------------
-
-
-def tutorial(*args: str, stdin: str | None = None, env: Mapping[str, str] | None = None) -> Result:
-    return CliRunner().invoke(cli, list(args), input=stdin, env=env, prog_name="python -m tutorial")
 
 
 def run_chapter_3(workspace: Path, env: Mapping[str, str] | None = None) -> Result:

@@ -25,6 +25,7 @@ import pytest
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.policy import Decision, Mode
 from chapters.ch03.settings import PROJECT_SETTINGS, USER_SETTINGS, load_policy
+from chapters.ch03.tests.support import write_json
 from chapters.ch04.demo import EXAMPLES, python_command
 from chapters.ch04.hooks import (
     Hook,
@@ -319,12 +320,6 @@ def test_a_matcher_must_match_the_whole_tool_name(tool: str, matches: bool) -> N
 def test_a_hook_without_a_matcher_sees_every_tool() -> None:
     hook = said("all")
     assert all(hook.applies_to(tool) for tool in [*TOOLS, "anything_else"])
-
-
-def write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = data if isinstance(data, str) else json.dumps(data)
-    path.write_text(text, encoding="utf-8")
 
 
 @pytest.fixture

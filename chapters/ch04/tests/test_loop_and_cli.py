@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from click.testing import CliRunner, Result
 
 import chapters.ch04.cli as chapter_cli
 from chapters.ch01.loop import DEFAULT_MAX_TURNS
@@ -35,6 +34,7 @@ from chapters.ch03.audit import AUDIT_FILE, AuditLog
 from chapters.ch03.gate import PermissionGate
 from chapters.ch03.policy import Decision, Mode, Policy
 from chapters.ch03.settings import PROJECT_SETTINGS, USER_SETTINGS, load_policy
+from chapters.ch03.tests.support import read_audit, tutorial, write_json
 from chapters.ch04.demo import DEMO_NOTE, python_command, write_demo_settings
 from chapters.ch04.gate import HookedGate
 from chapters.ch04.hooks import Hook, HookEvent, HookReply, Hooks, command_hook
@@ -48,21 +48,13 @@ from shared.messages import Message, ToolMessage
 from shared.openai_client import OpenAIChatModel
 from shared.scripted import ScriptedModel, Step, response, tool_call
 from shared.tools import ToolRegistry
-from tutorial.cli import cli
 
 PRE, POST = HookEvent.PRE_TOOL_USE, HookEvent.POST_TOOL_USE
 PROMPT, STOP = HookEvent.USER_PROMPT_SUBMIT, HookEvent.STOP
 NO_RULE = "no rule matched, and mode default does not allow execute calls"
 
 
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """An empty folder, a home folder of its own, and no provider settings."""
-    monkeypatch.chdir(tmp_path)
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("USERPROFILE", str(tmp_path / "home"))
+pytestmark = pytest.mark.usefixtures("isolated")
 
 
 # --- an agent with hooks around a permission gate ------------------------------------------
@@ -222,17 +214,6 @@ def turn(*calls: dict[str, Any]) -> dict[str, Any]:
 
 
 DONE = response("done")
-
-
-def write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
-
-
-def read_audit(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def tool_messages(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -699,10 +680,6 @@ def test_a_command_hook_from_settings_decides_in_the_loop(tmp_path: Path) -> Non
 
 
 # --- 7. the command line -------------------------------------------------------------------
-
-
-def tutorial(*args: str, env: Mapping[str, str] | None = None) -> Result:
-    return CliRunner().invoke(cli, list(args), env=env, prog_name="python -m tutorial")
 
 
 def model_env(server: ChatServer) -> dict[str, str]:
