@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:  # rich is imported lazily: `--help` and config errors stay fast
     from rich.console import Console as RichConsole
+    from rich.console import RenderableType
 
 TOOL_OUTPUT_PREVIEW_LINES = 20
 
@@ -39,18 +40,42 @@ class Console:
         self.tracing = trace
         self._rich_err: RichConsole | None = None
         self._rich_out: RichConsole | None = None
+        self._below_spinner: Callable[[], RenderableType | None] | None = None
 
     # -- progress ---------------------------------------------------------------------------
 
     @contextmanager
     def waiting(self, what: str) -> Iterator[None]:
-        """A spinner on stderr while the model thinks; one plain line otherwise."""
-        if self.fancy:
-            with self._err().status(what, spinner="dots"):
-                yield
-        else:
+        """A spinner on stderr while the model thinks; one plain line otherwise.
+
+        Whatever `show_below_spinner` was given is drawn under the spinner, and
+        disappears with it when the model answers.
+        """
+        if not self.fancy:
             self._plain(f"… {what}")
             yield
+            return
+        below = self._below_spinner() if self._below_spinner else None
+        if below is None:
+            with self._err().status(what, spinner="dots"):
+                yield
+            return
+        from rich.console import Group
+        from rich.live import Live
+        from rich.spinner import Spinner
+
+        spinner = Group(Spinner("dots", text=what), below)
+        with Live(spinner, console=self._err(), transient=True, refresh_per_second=12.5):
+            yield
+
+    def show_below_spinner(self, render: Callable[[], RenderableType | None] | None) -> None:
+        """Keep something in view while the model thinks (chapter 5: the plan).
+
+        `render` is called each time a wait starts, so it shows the state of
+        that moment; returning None shows the spinner alone. Plain output
+        ignores it: there, what changed was already printed as lines.
+        """
+        self._below_spinner = render
 
     def info(self, text: str) -> None:
         if self.fancy:
@@ -160,7 +185,8 @@ class Console:
         if self._rich_err is None:
             from rich.console import Console as RichConsole
 
-            self._rich_err = RichConsole(file=self.err, stderr=True)
+            # Fancy was decided already (a terminal, or a test that asked for it).
+            self._rich_err = RichConsole(file=self.err, stderr=True, force_terminal=True)
         return self._rich_err
 
     def _out(self) -> RichConsole:

@@ -203,14 +203,32 @@ class ToolRegistry:
 
 
 def _without_titles(schema: dict[str, Any]) -> dict[str, Any]:
-    """Drop pydantic's `title` keys and the model docstring: the tool description says it."""
-    cleaned = {key: value for key, value in schema.items() if key not in ("title", "description")}
-    if "properties" in cleaned:
-        cleaned["properties"] = {
-            name: {k: v for k, v in prop.items() if k != "title"}
-            for name, prop in cleaned["properties"].items()
-        }
-    return cleaned
+    """The schema as the model should see it: no pydantic titles, no docstring, no `$ref`.
+
+    Nested models (chapter 5's todo items) come out of pydantic as `$defs` and
+    `$ref`; they are inlined, because not every OpenAI-compatible provider
+    resolves references in tool schemas. The tool description says what the
+    model docstring would.
+    """
+    definitions = schema.get("$defs", {})
+
+    def clean(node: Any, top: bool = False) -> Any:
+        if isinstance(node, list):
+            return [clean(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        dropped = {"title", "$defs", "$ref"} | ({"description"} if top else set())
+        cleaned = {}
+        if "$ref" in node:  # the definition, then what pydantic put beside the reference
+            cleaned = clean(definitions[node["$ref"].rsplit("/", 1)[-1]])
+        for key, value in node.items():
+            if key == "properties":  # its keys are field names, and a field may be "title"
+                cleaned[key] = {name: clean(prop) for name, prop in value.items()}
+            elif key not in dropped:
+                cleaned[key] = clean(value)
+        return cleaned
+
+    return dict(clean(schema, top=True))
 
 
 def _describe(error: ValidationError) -> str:

@@ -44,7 +44,7 @@ CHAPTERS = (
         3, "permission policy, audit, four-state decisions", "权限策略、审计与四态决策", ready=True
     ),
     Chapter(4, "hooks", "钩子", ready=True),
-    Chapter(5, "a todo plan", "待办计划"),
+    Chapter(5, "a todo plan", "待办计划", ready=True),
     Chapter(6, "sub-agents", "子智能体"),
     Chapter(7, "skills loaded on demand", "按需加载的技能"),
     Chapter(8, "context compaction and offloading big output", "上下文压缩与大输出落盘"),

@@ -131,13 +131,20 @@ def check_command(
 
 
 def load_chapter_policy(
-    root: Workspace, mode: str | None, allow: Sequence[str], deny: Sequence[str]
+    root: Workspace,
+    mode: str | None,
+    allow: Sequence[str],
+    deny: Sequence[str],
+    more_tools: Sequence[str] = (),
 ) -> Policy:
-    """The policy for this workspace: both settings files, then the flags."""
+    """The policy for this workspace: both settings files, then the flags.
+
+    Rules may name chapter 2's tools, plus `more_tools` that a later chapter adds.
+    """
     return load_policy(
         root,
         Path.home(),
-        known_tools=make_tools(root).snapshot().names,
+        known_tools=(*make_tools(root).snapshot().names, *more_tools),
         mode=Mode(mode) if mode else None,
         allow=allow,
         deny=deny,

@@ -12,11 +12,13 @@ from chapters.ch01.loop import DEFAULT_MAX_TURNS
 from chapters.ch02.cli import choose_workspace
 from chapters.ch02.prompt import SYSTEM_PROMPT
 from chapters.ch02.toolset import make_tools
+from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import TerminalAsker
 from chapters.ch03.audit import AUDIT_FILE, AuditLog
 from chapters.ch03.cli import check_command as check_command
 from chapters.ch03.cli import load_chapter_policy, policy_options
 from chapters.ch03.gate import PermissionGate
+from chapters.ch03.policy import Policy
 from chapters.ch04.demo import DEMO_PROMPT, demo_model, make_demo_workspace
 from chapters.ch04.gate import HookedGate
 from chapters.ch04.hooks import Hooks
@@ -53,15 +55,11 @@ def command(
     tools = make_tools(root, hidden=policy.hides)
 
     def run(task: str, model: ModelClient, console: Console, max_turns: int) -> str:
-        counts = ", ".join(f"{e}: {n}" for e, n in hooks.counts().items()) or "none"
-        console.info(f"mode: {policy.mode} · audit: {AUDIT_FILE.as_posix()} · hooks: {counts}")
-        audit = AuditLog(root.root / AUDIT_FILE)
-        gate = PermissionGate(policy, TerminalAsker(console), audit, console)
         return run_agent(
             task,
             model=model,
             tools=tools,
-            handle_call=HookedGate(gate, hooks, root),
+            handle_call=hooked_gate(root, policy, hooks, console),
             hooks=hooks,
             workspace=root,
             console=console,
@@ -73,6 +71,14 @@ def command(
         chapter=4, folder=root.root, demo_model=demo_model, demo_prompt=DEMO_PROMPT, run=run
     )
     run_session(session, prompt=prompt, max_turns=max_turns, trace=trace, demo=demo)
+
+
+def hooked_gate(root: Workspace, policy: Policy, hooks: Hooks, console: Console) -> HookedGate:
+    """Chapter 3's gate inside the hooks, after one line that says how both are set up."""
+    counts = ", ".join(f"{e}: {n}" for e, n in hooks.counts().items()) or "none"
+    console.info(f"mode: {policy.mode} · audit: {AUDIT_FILE.as_posix()} · hooks: {counts}")
+    gate = PermissionGate(policy, TerminalAsker(console), AuditLog(root.root / AUDIT_FILE), console)
+    return HookedGate(gate, hooks, root)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
