@@ -53,6 +53,8 @@ class Rule:
             raise RuleError(
                 f"{text!r} names no known tool; tools: {', '.join(sorted(known_tools))}"
             )
+        if spec is not None and tool not in KEY_ARGUMENTS:  # it would silently match nothing
+            raise RuleError(f"{text!r}: {tool} has no argument a rule can match; write {tool}")
         if spec is not None and not spec.strip():
             raise RuleError(f"{text!r} has an empty spec; write {tool} to match every call")
         if spec is not None and tool == "shell" and spec.strip() == ":*":

@@ -11,6 +11,7 @@ tools, the policy and the reminder are the real ones.
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import time
 from collections.abc import Mapping
@@ -39,8 +40,11 @@ def make_demo_workspace() -> Path:
 
 
 def write_demo_files(folder: Path) -> None:
-    for name, text in DEMO_FILES.items():
+    """The files, each a minute newer than the one before: glob lists newest first."""
+    an_hour_ago = time.time() - 3600
+    for minute, (name, text) in enumerate(DEMO_FILES.items()):
         (folder / name).write_text(text, encoding="utf-8")
+        os.utime(folder / name, (an_hour_ago + 60 * minute, an_hour_ago + 60 * minute))
     settings = folder / PROJECT_SETTINGS
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(json.dumps(DEMO_SETTINGS, indent=2) + "\n", encoding="utf-8")

@@ -109,10 +109,10 @@ class TodoPlan:
             return None
         self.silent_replies = 0
         return (
-            f"[harness reminder, not from the user] You have not called {TODO_TOOL} for "
-            f"{self.remind_after} turns and the plan still has open items. If an item is done "
-            f"or you moved on, call {TODO_TOOL} with the whole updated list; if the plan is "
-            f"still right, carry on. Open items:\n{render_items(self.open_items)}"
+            f"[harness reminder, not from the user] Your plan has not been updated for "
+            f"{self.remind_after} turns and still has open items. If an item is done or you "
+            f"moved on, call {TODO_TOOL} with the whole updated list; if the plan is still "
+            f"right, carry on. Open items:\n{render_items(self.open_items)}"
         )
 
     def as_json(self) -> list[dict[str, str]]:

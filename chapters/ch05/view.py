@@ -26,7 +26,8 @@ def plan_view(plan: TodoPlan) -> RenderableType | None:
         return None
     from rich.text import Text
 
-    text = Text(f"计划 {plan.summary()}", style="cyan")
+    text = Text()
+    text.append(f"计划 {plan.summary()}", style="cyan")
     for item in plan.items:
         text.append(
             f"\n  {MARKS[item.status]} {item.id}. {item.content}", style=STYLES[item.status]

@@ -1,0 +1,176 @@
+"""Helpers for chapter 5's tests: a chapter-5 agent, todo_write calls, and reading requests.
+
+The agent is wired the way chapter 5's command line wires it: chapter 2's tools
+(with a fake shell runner) plus `todo_write` on one `TodoPlan`, a policy loaded
+from the settings files with `todo_write` among the known tools, chapter 4's
+`HookedGate` around chapter 3's `PermissionGate`, the plan view under the console's
+spinner, and chapter 5's loop. Only the model (a `ScriptedModel` emitting real tool
+calls) and the human are scripted.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chapters.ch01.loop import DEFAULT_MAX_TURNS
+from chapters.ch01.tests.harness import FakeRunner
+from chapters.ch02.toolset import make_tools
+from chapters.ch02.workspace import Workspace
+from chapters.ch03.asking import ScriptedAsker
+from chapters.ch03.audit import AuditLog
+from chapters.ch03.gate import PermissionGate
+from chapters.ch03.policy import Mode
+from chapters.ch03.settings import load_policy
+from chapters.ch04.gate import HookedGate
+from chapters.ch04.hooks import Hook, Hooks
+from chapters.ch05.loop import run_agent
+from chapters.ch05.prompt import SYSTEM_PROMPT
+from chapters.ch05.todo import REMIND_AFTER, TODO_TOOL, TodoPlan, make_todo_tool
+from chapters.ch05.view import plan_view
+from shared.console import Console
+from shared.messages import Message, ToolMessage
+from shared.scripted import ScriptedModel, Step, response, tool_call
+from shared.tools import ToolRegistry
+
+REMINDER_PREFIX = "[harness reminder, not from the user]"
+REMINDER_NOTICE = "harness: reminding the model of its plan"
+LEFT_OPEN = "[harness] The model stopped with"
+
+Item = dict[str, str]
+
+
+# --- what the scripted model sends ---------------------------------------------------------
+
+
+def item(item_id: str, content: str, status: str = "pending") -> Item:
+    return {"id": item_id, "content": content, "status": status}
+
+
+def todo(call_id: str, *items: Mapping[str, Any]) -> dict[str, Any]:
+    """A todo_write call carrying the whole list."""
+    return tool_call(call_id, TODO_TOOL, json.dumps({"todos": list(items)}))
+
+
+def glob(call_id: str) -> dict[str, Any]:
+    """A harmless read: work that does not touch the plan."""
+    return tool_call(call_id, "glob", json.dumps({"pattern": "*.txt"}))
+
+
+def turn(*calls: dict[str, Any]) -> dict[str, Any]:
+    return response(None, list(calls))
+
+
+def silent(count: int, start: int = 100) -> list[dict[str, Any]]:
+    """`count` replies that do work (a glob each) without calling todo_write."""
+    return [turn(glob(f"g{start + n}")) for n in range(count)]
+
+
+# A plan of three steps, as the model writes it first and later.
+STEPS = ("List the files", "Read each file", "Write the summary")
+FRESH = (item("1", STEPS[0], "in_progress"), item("2", STEPS[1]), item("3", STEPS[2]))
+HALFWAY = (
+    item("1", STEPS[0], "completed"),
+    item("2", STEPS[1], "in_progress"),
+    item("3", STEPS[2]),
+)
+FINISHED = tuple(item(str(n), step, "completed") for n, step in enumerate(STEPS, start=1))
+
+
+# --- reading the requests ------------------------------------------------------------------
+
+
+def is_reminder(message: Mapping[str, Any]) -> bool:
+    return message["role"] == "user" and str(message["content"]).startswith(REMINDER_PREFIX)
+
+
+def reminded_at(requests: Sequence[Sequence[Mapping[str, Any]]]) -> list[int]:
+    """The 1-based numbers of the requests a reminder was added to, checking the history
+    holds no reminder anywhere else."""
+    added = []
+    for number, messages in enumerate(requests, start=1):
+        if messages and is_reminder(messages[-1]):
+            added.append(number)
+        assert sum(is_reminder(m) for m in messages) == len(added), (
+            f"request {number} holds a reminder that was not added just before it"
+        )
+    return added
+
+
+# --- the agent -----------------------------------------------------------------------------
+
+
+@dataclass
+class Agent:
+    workspace: Workspace
+    plan: TodoPlan
+    tools: ToolRegistry
+    hooks: Hooks
+    gate: PermissionGate
+    console: Console
+    history: list[Message] = field(default_factory=list)
+    model: ScriptedModel | None = None
+
+    def run(
+        self, *steps: Step, prompt: str = "do the task", max_turns: int = DEFAULT_MAX_TURNS
+    ) -> str:
+        self.model = self.model or ScriptedModel(steps)
+        return run_agent(
+            prompt,
+            model=self.model,
+            tools=self.tools,
+            handle_call=HookedGate(self.gate, self.hooks, self.workspace),
+            hooks=self.hooks,
+            workspace=self.workspace,
+            plan=self.plan,
+            console=self.console,
+            system_prompt=SYSTEM_PROMPT,
+            max_turns=max_turns,
+            history=self.history,
+        )
+
+    @property
+    def requests(self) -> list[list[dict[str, Any]]]:
+        """The messages of every request the model received, in order."""
+        assert self.model is not None
+        return [request["messages"] for request in self.model.requests]
+
+    def result(self, call_id: str) -> str:
+        found = [
+            m.content
+            for m in self.history
+            if isinstance(m, ToolMessage) and m.tool_call_id == call_id
+        ]
+        assert len(found) == 1, f"{call_id}: {found}"
+        return found[0]
+
+    def console_text(self) -> str:
+        assert isinstance(self.console.err, io.StringIO)
+        return self.console.err.getvalue()
+
+
+def make_agent(
+    tmp_path: Path,
+    *hooks: Hook,
+    remind_after: int = REMIND_AFTER,
+    mode: Mode | None = None,
+    console: Console | None = None,
+) -> Agent:
+    """A chapter-5 agent in tmp_path/ws, wired as chapter 5's command line wires one."""
+    root = tmp_path / "ws"
+    root.mkdir(exist_ok=True)
+    workspace = Workspace(root)
+    plan = TodoPlan(remind_after=remind_after)
+    tools = make_tools(workspace, runner=FakeRunner())
+    tools.register(make_todo_tool(plan))
+    policy = load_policy(
+        workspace, tmp_path / "home", known_tools=tools.snapshot().names, mode=mode
+    )
+    console = console or Console(out=io.StringIO(), err=io.StringIO(), fancy=False)
+    console.show_below_spinner(lambda: plan_view(plan))
+    gate = PermissionGate(policy, ScriptedAsker([]), AuditLog(tmp_path / "audit.jsonl"), console)
+    return Agent(workspace, plan, tools, Hooks(list(hooks)), gate, console)
