@@ -24,6 +24,7 @@ from chapters.ch03.settings import load_policy
 from shared.cli import FriendlyCommand, common_options, require_prompt, working_directory
 from shared.completion import ModelClient
 from shared.console import Console
+from shared.tools import ToolRegistry
 
 PROG_NAME = "python -m chapters.ch03"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -97,37 +98,47 @@ def command(
     run_session(session, prompt=prompt, max_turns=max_turns, trace=trace, demo=demo)
 
 
-@click.command(name="check", cls=FriendlyCommand)
-@click.argument("call_text", metavar="'TOOL(ARGUMENT)'")
-@policy_options
-def check_command(
-    call_text: str,
-    workspace: Path | None,
-    mode: str | None,
-    allow: tuple[str, ...],
-    deny: tuple[str, ...],
-) -> None:
-    """Print what the policy decides for a call, and why, without running anything.
+def make_check_command(
+    chapter_tools: Callable[[Workspace], ToolRegistry] = make_tools,
+) -> click.Command:
+    """`permissions check` for a chapter whose tools are `chapter_tools(workspace)`."""
 
-    \b
-      check 'shell(git push origin main)'
-      check 'read_file(secrets/token.txt)' --mode plan
-    """
-    root = Workspace(workspace or working_directory())
-    tools = make_tools(root).snapshot()  # for names and side effects; nothing runs
-    policy = load_chapter_policy(root, mode, allow, deny)
-    try:
-        parsed = Rule.parse(call_text, "check", tools.names)
-    except RuleError as error:
-        raise click.UsageError(f"{error}") from None
-    tool = tools.get(parsed.tool)
-    assert tool is not None  # Rule.parse accepted only known tools
-    arguments = {KEY_ARGUMENTS[parsed.tool]: parsed.spec} if parsed.spec is not None else {}
-    call = policy.call(parsed.tool, tool.side_effect, arguments)
-    verdict = policy.decide(call)
-    click.echo(f"{verdict.decision}: {call.shown}")
-    click.echo(f"  because: {verdict.source}")
-    click.echo(f"  mode: {policy.mode}")
+    @click.command(name="check", cls=FriendlyCommand)
+    @click.argument("call_text", metavar="'TOOL(ARGUMENT)'")
+    @policy_options
+    def check_command(
+        call_text: str,
+        workspace: Path | None,
+        mode: str | None,
+        allow: tuple[str, ...],
+        deny: tuple[str, ...],
+    ) -> None:
+        """Print what the policy decides for a call, and why, without running anything.
+
+        \b
+          check 'shell(git push origin main)'
+          check 'read_file(secrets/token.txt)' --mode plan
+        """
+        root = Workspace(workspace or working_directory())
+        tools = chapter_tools(root).snapshot()  # for names and side effects; nothing runs
+        policy = load_chapter_policy(root, mode, allow, deny, more_tools=tools.names)
+        try:
+            parsed = Rule.parse(call_text, "check", tools.names)
+        except RuleError as error:
+            raise click.UsageError(f"{error}") from None
+        tool = tools.get(parsed.tool)
+        assert tool is not None  # Rule.parse accepted only known tools
+        arguments = {KEY_ARGUMENTS[parsed.tool]: parsed.spec} if parsed.spec is not None else {}
+        call = policy.call(parsed.tool, tool.side_effect, arguments)
+        verdict = policy.decide(call)
+        click.echo(f"{verdict.decision}: {call.shown}")
+        click.echo(f"  because: {verdict.source}")
+        click.echo(f"  mode: {policy.mode}")
+
+    return check_command
+
+
+check_command = make_check_command()
 
 
 def load_chapter_policy(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
@@ -12,8 +12,8 @@ from chapters.ch01.cli import Session, run_session
 from chapters.ch01.loop import DEFAULT_MAX_TURNS
 from chapters.ch02.cli import choose_workspace
 from chapters.ch02.toolset import make_tools
-from chapters.ch03.cli import check_command as check_command
-from chapters.ch03.cli import load_chapter_policy, policy_options
+from chapters.ch02.workspace import Workspace
+from chapters.ch03.cli import load_chapter_policy, make_check_command, policy_options
 from chapters.ch04.cli import hooked_gate
 from chapters.ch04.hooks import Hooks
 from chapters.ch04.settings import load_hooks
@@ -25,6 +25,7 @@ from chapters.ch05.view import plan_view
 from shared.cli import FriendlyCommand, common_options, require_prompt
 from shared.completion import ModelClient
 from shared.console import Console, is_terminal
+from shared.tools import ToolRegistry
 
 PROG_NAME = "python -m chapters.ch05"
 DEMO_PAUSE = 0.8  # seconds per scripted reply in a terminal, to watch the plan under the spinner
@@ -62,8 +63,7 @@ def command(
 
     def run(task: str, model: ModelClient, console: Console, max_turns: int) -> str:
         plan = TodoPlan(remind_after=remind_after)
-        tools = make_tools(root, hidden=policy.hides)
-        tools.register(make_todo_tool(plan))
+        tools = chapter_tools(root, plan, hidden=policy.hides)
         console.show_below_spinner(lambda: plan_view(plan))
         return run_agent(
             task,
@@ -85,6 +85,18 @@ def command(
         chapter=5, folder=root.root, demo_model=paced_demo_model, demo_prompt=DEMO_PROMPT, run=run
     )
     run_session(session, prompt=prompt, max_turns=max_turns, trace=trace, demo=demo)
+
+
+def chapter_tools(
+    root: Workspace, plan: TodoPlan | None = None, hidden: Callable[[str], bool] | None = None
+) -> ToolRegistry:
+    """Chapter 2's tools, plus `todo_write` on `plan` (`check` only looks at their names)."""
+    tools = make_tools(root, hidden=hidden)
+    tools.register(make_todo_tool(plan or TodoPlan()))
+    return tools
+
+
+check_command = make_check_command(chapter_tools)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -146,6 +146,18 @@ def test_a_rule_can_name_todo_write_but_not_give_it_an_argument(demo_folder: Pat
     assert "Traceback" not in spec.stderr
 
 
+def test_permissions_check_knows_todo_write_and_plan_mode_allows_it(tmp_path: Path) -> None:
+    check = ("permissions", "check", "--chapter", "5", "--workspace", str(tmp_path))
+    planned = tutorial(*check, "todo_write", "--mode", "plan")
+    assert planned.exit_code == 0, planned.stderr
+    assert planned.stdout.splitlines()[:2] == [
+        "allow: todo_write",
+        "  because: mode plan allows read calls",
+    ]
+    denied = tutorial(*check, "todo_write", "--deny", "todo_write")
+    assert denied.stdout.startswith("deny: todo_write\n  because: rule todo_write from --deny")
+
+
 def test_help_lists_remind_after_with_its_default() -> None:
     result = tutorial("run", "--chapter", "5", "--help")
     assert result.exit_code == 0, result.stderr
