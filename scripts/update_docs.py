@@ -47,12 +47,17 @@ from chapters.ch03 import demo as ch03_demo  # noqa: E402
 from chapters.ch03.asking import Asker, ScriptedAsker, TerminalAsker  # noqa: E402
 from chapters.ch03.audit import AUDIT_FILE, AuditLog  # noqa: E402
 from chapters.ch03.gate import PermissionGate  # noqa: E402
+from chapters.ch03.policy import Policy  # noqa: E402
 from chapters.ch03.settings import PROJECT_SETTINGS, load_policy  # noqa: E402
 from chapters.ch04 import demo as ch04_demo  # noqa: E402
 from chapters.ch04.gate import HookedGate  # noqa: E402
 from chapters.ch04.hooks import Hooks  # noqa: E402
 from chapters.ch04.loop import run_agent as ch04_run_agent  # noqa: E402
 from chapters.ch04.settings import load_hooks  # noqa: E402
+from chapters.ch05 import demo as ch05_demo  # noqa: E402
+from chapters.ch05.loop import run_agent as ch05_run_agent  # noqa: E402
+from chapters.ch05.prompt import SYSTEM_PROMPT as CH05_PROMPT  # noqa: E402
+from chapters.ch05.todo import TODO_TOOL, TodoPlan, make_todo_tool  # noqa: E402
 from shared.approval import Approver, ScriptedApprover, TerminalApprover  # noqa: E402
 from shared.console import Console  # noqa: E402
 from shared.tools import ToolRegistry  # noqa: E402
@@ -75,6 +80,13 @@ def approver(console: Console, human: bool) -> Approver:
     if human:
         return TerminalApprover(console, stdin=io.StringIO(YES), interactive=True)
     return ScriptedApprover.always(True)
+
+
+def asker(console: Console, human: bool) -> Asker:
+    """Chapter 3's asker: a human typing "y" at a (simulated) terminal, or a scripted yes."""
+    if human:
+        return TerminalAsker(console, stdin=io.StringIO(YES), interactive=True)
+    return ScriptedAsker(["y"] * 9)
 
 
 def run_ch01(console: Console, human: bool) -> str:
@@ -111,11 +123,6 @@ def run_ch03(console: Console, human: bool) -> str:
         names = ch02_tools(root).snapshot().names
         policy = load_policy(root, root.root / "home", known_tools=names)
         tools = ch02_tools(root, hidden=policy.hides)
-        asker: Asker = (
-            TerminalAsker(console, stdin=io.StringIO(YES), interactive=True)
-            if human
-            else ScriptedAsker(["y"] * 9)
-        )
         audit = AuditLog(root.root / AUDIT_FILE)
         run_agent(
             ch03_demo.DEMO_PROMPT,
@@ -123,37 +130,77 @@ def run_ch03(console: Console, human: bool) -> str:
             tools=tools,
             console=console,
             system_prompt=CH02_PROMPT,
-            handle_call=PermissionGate(policy, asker, audit, console),
+            handle_call=PermissionGate(policy, asker(console, human), audit, console),
         )
         audit.close()
         return (root.root / AUDIT_FILE).read_text(encoding="utf-8")
+
+
+@dataclass
+class HookedDemo:
+    """Chapter 4's step 4 for a demo workspace: rules and hooks from its settings, audited."""
+
+    policy: Policy
+    hooks: Hooks
+    gate: HookedGate
+    audit: AuditLog
+
+    @classmethod
+    def build(
+        cls, root: Workspace, console: Console, human: bool, more_tools: tuple[str, ...] = ()
+    ) -> HookedDemo:
+        names = (*ch02_tools(root).snapshot().names, *more_tools)
+        policy = load_policy(root, root.root / "home", known_tools=names)
+        audit = AuditLog(root.root / AUDIT_FILE)
+        hooks = Hooks(load_hooks(root, root.root / "home"))
+        gate = HookedGate(
+            PermissionGate(policy, asker(console, human), audit, console), hooks, root
+        )
+        return cls(policy, hooks, gate, audit)
+
+    def audit_log(self) -> str:
+        self.audit.close()
+        return self.audit.path.read_text(encoding="utf-8")
 
 
 def run_ch04(console: Console, human: bool) -> str:
     with tempfile.TemporaryDirectory() as folder:
         root = Workspace(Path(folder))
         ch04_demo.write_demo_settings(root.root)
-        names = ch02_tools(root).snapshot().names
-        policy = load_policy(root, root.root / "home", known_tools=names)
-        asker: Asker = (
-            TerminalAsker(console, stdin=io.StringIO(YES), interactive=True)
-            if human
-            else ScriptedAsker(["y"] * 9)
-        )
-        audit = AuditLog(root.root / AUDIT_FILE)
-        hooks = Hooks(load_hooks(root, root.root / "home"))
+        demo = HookedDemo.build(root, console, human)
         ch04_run_agent(
             ch04_demo.DEMO_PROMPT,
             model=ch04_demo.demo_model(),
-            tools=ch02_tools(root, hidden=policy.hides),
-            handle_call=HookedGate(PermissionGate(policy, asker, audit, console), hooks, root),
-            hooks=hooks,
+            tools=ch02_tools(root, hidden=demo.policy.hides),
+            handle_call=demo.gate,
+            hooks=demo.hooks,
             workspace=root,
             console=console,
             system_prompt=CH02_PROMPT,
         )
-        audit.close()
-        return (root.root / AUDIT_FILE).read_text(encoding="utf-8")
+        return demo.audit_log()
+
+
+def run_ch05(console: Console, human: bool) -> str:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Workspace(Path(folder))
+        ch05_demo.write_demo_files(root.root)
+        demo = HookedDemo.build(root, console, human, more_tools=(TODO_TOOL,))
+        plan = TodoPlan()
+        tools = ch02_tools(root, hidden=demo.policy.hides)
+        tools.register(make_todo_tool(plan))
+        ch05_run_agent(
+            ch05_demo.DEMO_PROMPT,
+            model=ch05_demo.demo_model(),
+            tools=tools,
+            handle_call=demo.gate,
+            hooks=demo.hooks,
+            workspace=root,
+            plan=plan,
+            console=console,
+            system_prompt=CH05_PROMPT,
+        )
+        return demo.audit_log()
 
 
 DOCS: dict[Path, Demo] = {
@@ -161,6 +208,7 @@ DOCS: dict[Path, Demo] = {
     ROOT / "docs" / "ch02-file-tools.md": run_ch02,
     ROOT / "docs" / "ch03-permissions.md": run_ch03,
     ROOT / "docs" / "ch04-hooks.md": run_ch04,
+    ROOT / "docs" / "ch05-todo.md": run_ch05,
 }
 
 
