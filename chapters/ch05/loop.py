@@ -1,10 +1,11 @@
 """Chapter 5's loop: chapter 4's loop with a plan in it, shown whole again.
 
-Three lines are new. Before each request, a plan that has open items and has
+Three steps are new. Before each request, a plan that has open items and has
 not been updated for `plan.remind_after` replies adds a reminder to the history
 (a user-role message marked as coming from the harness). After each reply, the
 plan counts it. And when the model stops with items still open, the answer
-says so. `todo_write` itself is an ordinary tool, run in step 4 like the others.
+says so; a run that ends out of turns says it on the console. `todo_write`
+itself is an ordinary tool, run in step 4 like the others.
 """
 
 from __future__ import annotations
@@ -86,4 +87,6 @@ def run_agent(
             history.append(ToolMessage(tool_call_id=call.id, content=result.content))
         # 5. back to step 2
 
+    if left_open := plan.left_open():  # out of turns: say where the plan stood
+        console.notice(left_open)
     raise AgentLimitError(max_turns)

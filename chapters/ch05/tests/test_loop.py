@@ -38,7 +38,7 @@ from chapters.ch05.tests.support import (
     turn,
 )
 from chapters.ch05.todo import TODO_TOOL
-from shared.errors import StopRefusedError
+from shared.errors import AgentLimitError, StopRefusedError
 from shared.messages import AssistantMessage
 from shared.scripted import response
 
@@ -225,6 +225,22 @@ def test_stopping_with_open_items_adds_a_note_listing_only_those(tmp_path: Path)
 def test_no_note_when_nothing_is_left_open(tmp_path: Path, steps: list[dict[str, Any]]) -> None:
     agent = make_agent(tmp_path)
     assert agent.run(*steps) == "done"
+
+
+def test_running_out_of_turns_with_open_items_says_where_the_plan_stood(
+    tmp_path: Path,
+) -> None:
+    agent = make_agent(tmp_path, remind_after=10)
+    with pytest.raises(AgentLimitError):
+        agent.run(turn(todo("p1", *HALFWAY)), *silent(1), max_turns=2)
+    assert agent.console_text().endswith(OPEN_NOTE + "\n")
+
+
+def test_running_out_of_turns_with_the_plan_done_adds_nothing(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path)
+    with pytest.raises(AgentLimitError):
+        agent.run(turn(todo("p1", *FINISHED)), *silent(1), max_turns=2)
+    assert LEFT_OPEN not in agent.console_text()
 
 
 # --- 3. the Stop hook sees the plan --------------------------------------------------------
