@@ -55,17 +55,14 @@ class Console:
             self._plain(f"… {what}")
             yield
             return
-        below = self._below_spinner() if self._below_spinner else None
-        if below is None:
-            with self._err().status(what, spinner="dots"):
-                yield
-            return
         from rich.console import Group
         from rich.live import Live
         from rich.spinner import Spinner
 
-        spinner = Group(Spinner("dots", text=what), below)
-        with Live(spinner, console=self._err(), transient=True, refresh_per_second=12.5):
+        spinner = Spinner("dots", text=what)
+        below = self._below_spinner() if self._below_spinner else None
+        shown = spinner if below is None else Group(spinner, below)
+        with Live(shown, console=self._err(), transient=True, refresh_per_second=12.5):
             yield
 
     def show_below_spinner(self, render: Callable[[], RenderableType | None] | None) -> None:
