@@ -25,6 +25,19 @@ from shared.tools import ToolRegistry
 BASH = Shell("bash", ("bash", "-c"))
 
 
+def printed(console: Console) -> str:
+    """What a console built on StringIO wrote to stderr: progress, panels, notices."""
+    assert isinstance(console.err, io.StringIO)
+    return console.err.getvalue()
+
+
+def result_of(history: Sequence[Message], call_id: str) -> str:
+    """The content of the one tool message that answers `call_id`."""
+    found = [m.content for m in history if isinstance(m, ToolMessage) and m.tool_call_id == call_id]
+    assert len(found) == 1, f"{call_id}: {found}"
+    return found[0]
+
+
 @dataclass
 class FakeRunner:
     """Returns scripted outcomes in order (default: exit 0, no output) and records commands."""
@@ -77,8 +90,7 @@ class Harness:
         )
 
     def console_text(self) -> str:
-        assert isinstance(self.console.err, io.StringIO)
-        return self.console.err.getvalue()
+        return printed(self.console)
 
     def tool_messages(self) -> list[ToolMessage]:
         return [m for m in self.history if isinstance(m, ToolMessage)]

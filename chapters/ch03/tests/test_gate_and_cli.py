@@ -27,7 +27,7 @@ import chapters.ch03.cli as chapter_cli
 import shared.approval as approval_module
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer
-from chapters.ch01.tests.harness import FakeRunner, plain_console
+from chapters.ch01.tests.harness import FakeRunner, plain_console, printed, result_of
 from chapters.ch02.prompt import SYSTEM_PROMPT
 from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
@@ -43,7 +43,7 @@ from shared.approval import ApprovalRequest
 from shared.completion import ModelClient
 from shared.config import Settings
 from shared.console import Console
-from shared.messages import Message, ToolMessage
+from shared.messages import Message
 from shared.openai_client import OpenAIChatModel
 from shared.process import IS_WINDOWS, CommandOutcome
 from shared.scripted import ScriptedModel, Step, response, tool_call
@@ -87,17 +87,10 @@ class Agent:
         )
 
     def result(self, call_id: str) -> str:
-        found = [
-            m.content
-            for m in self.history
-            if isinstance(m, ToolMessage) and m.tool_call_id == call_id
-        ]
-        assert len(found) == 1, f"{call_id}: {found}"
-        return found[0]
+        return result_of(self.history, call_id)
 
     def console_text(self) -> str:
-        assert isinstance(self.console.err, io.StringIO)
-        return self.console.err.getvalue()
+        return printed(self.console)
 
     def asked(self) -> list[Mapping[str, Any]]:
         return [request.arguments for request in self.asker.requests]

@@ -10,7 +10,6 @@ matters. Then the command line through click's runner, and the real openai SDK.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import textwrap
@@ -24,7 +23,7 @@ import pytest
 import chapters.ch04.cli as chapter_cli
 from chapters.ch01.loop import DEFAULT_MAX_TURNS
 from chapters.ch01.tests.chat_server import ChatServer
-from chapters.ch01.tests.harness import FakeRunner, plain_console
+from chapters.ch01.tests.harness import FakeRunner, plain_console, printed, result_of
 from chapters.ch02.prompt import SYSTEM_PROMPT
 from chapters.ch02.reading import PAGE_LINES
 from chapters.ch02.toolset import make_tools
@@ -44,7 +43,7 @@ from shared.completion import ModelClient
 from shared.config import Settings
 from shared.console import Console
 from shared.errors import AgentLimitError, HookBlockedError, StopRefusedError
-from shared.messages import Message, ToolMessage
+from shared.messages import Message
 from shared.openai_client import OpenAIChatModel
 from shared.scripted import ScriptedModel, Step, response, tool_call
 from shared.tools import ToolRegistry
@@ -105,20 +104,13 @@ class Agent:
         return [request["messages"] for request in self.model.requests]
 
     def result(self, call_id: str) -> str:
-        found = [
-            m.content
-            for m in self.history
-            if isinstance(m, ToolMessage) and m.tool_call_id == call_id
-        ]
-        assert len(found) == 1, f"{call_id}: {found}"
-        return found[0]
+        return result_of(self.history, call_id)
 
     def ran(self, event: HookEvent) -> list[str]:
         return [name for e, name in self.hooks.ran if e is event]
 
     def console_text(self) -> str:
-        assert isinstance(self.console.err, io.StringIO)
-        return self.console.err.getvalue()
+        return printed(self.console)
 
     def audit_lines(self) -> list[tuple[str, str, str]]:
         return [

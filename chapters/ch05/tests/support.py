@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from chapters.ch01.loop import DEFAULT_MAX_TURNS
-from chapters.ch01.tests.harness import FakeRunner
+from chapters.ch01.tests.harness import FakeRunner, printed, result_of
 from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import ScriptedAsker
@@ -33,7 +33,7 @@ from chapters.ch05.prompt import SYSTEM_PROMPT
 from chapters.ch05.todo import REMIND_AFTER, TODO_TOOL, TodoPlan, make_todo_tool
 from chapters.ch05.view import plan_view
 from shared.console import Console
-from shared.messages import Message, ToolMessage
+from shared.messages import Message
 from shared.scripted import ScriptedModel, Step, response, tool_call
 from shared.tools import ToolRegistry
 
@@ -140,17 +140,10 @@ class Agent:
         return [request["messages"] for request in self.model.requests]
 
     def result(self, call_id: str) -> str:
-        found = [
-            m.content
-            for m in self.history
-            if isinstance(m, ToolMessage) and m.tool_call_id == call_id
-        ]
-        assert len(found) == 1, f"{call_id}: {found}"
-        return found[0]
+        return result_of(self.history, call_id)
 
     def console_text(self) -> str:
-        assert isinstance(self.console.err, io.StringIO)
-        return self.console.err.getvalue()
+        return printed(self.console)
 
 
 def make_agent(

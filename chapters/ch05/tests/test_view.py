@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from rich.console import Console as RichConsole
 
+from chapters.ch01.tests.harness import printed
 from chapters.ch05.tests.support import FRESH, HALFWAY, make_agent, silent, todo, turn
 from chapters.ch05.todo import TodoItem, TodoPlan
 from chapters.ch05.view import plan_view
@@ -45,21 +46,16 @@ def fancy_console() -> Console:
     return Console(out=io.StringIO(), err=io.StringIO(), fancy=True)
 
 
-def err_text(console: Console) -> str:
-    assert isinstance(console.err, io.StringIO)
-    return console.err.getvalue()
-
-
 def visible(text: str) -> str:
     return ANSI.sub("", text)
 
 
 def wait_once(console: Console, what: str = "waiting for the model") -> str:
     """Enter and leave one wait; what it drew, without terminal codes."""
-    before = len(err_text(console))
+    before = len(printed(console))
     with console.waiting(what):
         pass
-    return err_text(console)[before:]
+    return printed(console)[before:]
 
 
 # --- plan_view on its own ------------------------------------------------------------------
@@ -118,7 +114,7 @@ def test_fancy_waiting_draws_the_plan_under_the_spinner() -> None:
     )
     console.show_below_spinner(lambda: plan_view(plan))
     drawn = wait_once(console, "waiting for m (turn 2)")
-    assert ANSI.search(err_text(console))  # terminal codes: this is the fancy mode
+    assert ANSI.search(printed(console))  # terminal codes: this is the fancy mode
     shown = visible(drawn)
     assert "waiting for m (turn 2)" in shown
     assert (
@@ -170,7 +166,7 @@ class Watching(ScriptedModel):
         self.screens: list[str] = []
 
     def complete(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
-        self.screens.append(err_text(self.console))
+        self.screens.append(printed(self.console))
         return super().complete(request)
 
 
@@ -201,7 +197,7 @@ def test_the_todo_write_result_shows_the_plan_in_both_modes(tmp_path: Path, fanc
     console = Console(out=io.StringIO(), err=io.StringIO(), fancy=fancy)
     agent = make_agent(tmp_path, console=console)
     agent.run(turn(todo("p1", *HALFWAY)), response("done"))
-    text = err_text(console)
+    text = printed(console)
     assert bool(ANSI.search(text)) is fancy
     lines = visible(text)
     for line in ("[x] 1. List the files", "[>] 2. Read each file", "[ ] 3. Write the summary"):
