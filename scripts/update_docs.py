@@ -55,9 +55,10 @@ from chapters.ch04.hooks import Hooks  # noqa: E402
 from chapters.ch04.loop import run_agent as ch04_run_agent  # noqa: E402
 from chapters.ch04.settings import load_hooks  # noqa: E402
 from chapters.ch05 import demo as ch05_demo  # noqa: E402
+from chapters.ch05.cli import chapter_tools as ch05_tools  # noqa: E402
 from chapters.ch05.loop import run_agent as ch05_run_agent  # noqa: E402
 from chapters.ch05.prompt import SYSTEM_PROMPT as CH05_PROMPT  # noqa: E402
-from chapters.ch05.todo import TODO_TOOL, TodoPlan, make_todo_tool  # noqa: E402
+from chapters.ch05.todo import TODO_TOOL, TodoPlan  # noqa: E402
 from shared.approval import Approver, ScriptedApprover, TerminalApprover  # noqa: E402
 from shared.console import Console  # noqa: E402
 from shared.tools import ToolRegistry  # noqa: E402
@@ -187,12 +188,10 @@ def run_ch05(console: Console, human: bool) -> str:
         ch05_demo.write_demo_files(root.root)
         demo = HookedDemo.build(root, console, human, more_tools=(TODO_TOOL,))
         plan = TodoPlan()
-        tools = ch02_tools(root, hidden=demo.policy.hides)
-        tools.register(make_todo_tool(plan))
         ch05_run_agent(
             ch05_demo.DEMO_PROMPT,
             model=ch05_demo.demo_model(),
-            tools=tools,
+            tools=ch05_tools(root, plan, hidden=demo.policy.hides),
             handle_call=demo.gate,
             hooks=demo.hooks,
             workspace=root,
