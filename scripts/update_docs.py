@@ -11,6 +11,7 @@ A chapter text marks each generated block with a comment, followed by a code blo
     <!-- audit -->                               the audit log the demo wrote (times masked)
     <!-- source: chapters/ch01/loop.py run_agent -->            a function, verbatim
     <!-- source: chapters/ch02/workspace.py Workspace.resolve -->  or a method
+    <!-- loop: before_request may_stop -->       the one loop, the seams a chapter uses marked
 
 For traces and console output, the script runs the text's chapter demo (the
 scripted model, the real tools, every approval answered "y"), so what a reader
@@ -37,35 +38,33 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from chapters.ch01 import demo as ch01_demo  # noqa: E402
+from chapters.ch01.agent import build_agent as ch01_agent  # noqa: E402
 from chapters.ch01.loop import run_agent  # noqa: E402
-from chapters.ch01.shell_tool import make_shell_tool  # noqa: E402
 from chapters.ch02 import demo as ch02_demo  # noqa: E402
-from chapters.ch02.prompt import SYSTEM_PROMPT as CH02_PROMPT  # noqa: E402
+from chapters.ch02.agent import build_agent as ch02_agent  # noqa: E402
 from chapters.ch02.toolset import make_tools as ch02_tools  # noqa: E402
 from chapters.ch02.workspace import Workspace  # noqa: E402
 from chapters.ch03 import demo as ch03_demo  # noqa: E402
+from chapters.ch03.agent import build_agent as ch03_agent  # noqa: E402
 from chapters.ch03.asking import Asker, ScriptedAsker, TerminalAsker  # noqa: E402
 from chapters.ch03.audit import AUDIT_FILE, AuditLog  # noqa: E402
-from chapters.ch03.gate import PermissionGate  # noqa: E402
 from chapters.ch03.policy import Policy  # noqa: E402
 from chapters.ch03.settings import PROJECT_SETTINGS, load_policy  # noqa: E402
 from chapters.ch04 import demo as ch04_demo  # noqa: E402
-from chapters.ch04.gate import HookedGate  # noqa: E402
+from chapters.ch04.agent import build_agent as ch04_agent  # noqa: E402
 from chapters.ch04.hooks import Hooks  # noqa: E402
-from chapters.ch04.loop import run_agent as ch04_run_agent  # noqa: E402
 from chapters.ch04.settings import load_hooks  # noqa: E402
 from chapters.ch05 import demo as ch05_demo  # noqa: E402
-from chapters.ch05.cli import chapter_tools as ch05_tools  # noqa: E402
-from chapters.ch05.loop import run_agent as ch05_run_agent  # noqa: E402
-from chapters.ch05.prompt import SYSTEM_PROMPT as CH05_PROMPT  # noqa: E402
-from chapters.ch05.todo import TODO_TOOL, TodoPlan  # noqa: E402
+from chapters.ch05.agent import build_agent as ch05_agent  # noqa: E402
+from chapters.ch05.agent import chapter_tools as ch05_tools  # noqa: E402
+from chapters.ch05.todo import TodoPlan  # noqa: E402
 from shared.approval import Approver, ScriptedApprover, TerminalApprover  # noqa: E402
 from shared.console import Console  # noqa: E402
 from shared.tools import ToolRegistry  # noqa: E402
 
 # A marker, the opening fence, the body (possibly empty), the closing fence on its own line.
 BLOCK = re.compile(
-    r"(<!-- (?P<kind>trace|source|console|audit)(?:: (?P<title>[^>]+?))? -->\n```\w*\n)"
+    r"(<!-- (?P<kind>trace|source|console|audit|loop)(?:: (?P<title>[^>]+?))? -->\n```\w*\n)"
     r"(?P<body>(?:.*?\n)??)(?P<close>```)$",
     re.S | re.M,
 )
@@ -91,114 +90,100 @@ def asker(console: Console, human: bool) -> Asker:
 
 
 def run_ch01(console: Console, human: bool) -> str:
-    run_agent(
-        ch01_demo.DEMO_PROMPT,
+    agent = ch01_agent(
         model=ch01_demo.demo_model(),
-        tools=ToolRegistry([make_shell_tool(ROOT)]),
-        approver=approver(console, human),
         console=console,
+        approver=approver(console, human),
+        cwd=ROOT,
     )
+    run_agent(ch01_demo.DEMO_PROMPT, agent)
     return ""
 
 
 def run_ch02(console: Console, human: bool) -> str:
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / ch02_demo.DEMO_FILE).write_text(ch02_demo.DEMO_SOURCE, encoding="utf-8")
-        run_agent(
-            ch02_demo.DEMO_PROMPT,
+        agent = ch02_agent(
             model=ch02_demo.demo_model(),
-            tools=ch02_tools(Workspace(Path(folder))),
-            approver=approver(console, human),
             console=console,
-            system_prompt=CH02_PROMPT,
+            approver=approver(console, human),
+            workspace=Workspace(Path(folder)),
         )
+        run_agent(ch02_demo.DEMO_PROMPT, agent)
     return ""
 
 
-def run_ch03(console: Console, human: bool) -> str:
-    with tempfile.TemporaryDirectory() as folder:
-        root = Workspace(Path(folder))
-        settings = root.root / PROJECT_SETTINGS
-        settings.parent.mkdir()
-        settings.write_text(json.dumps(ch03_demo.DEMO_SETTINGS), encoding="utf-8")
-        names = ch02_tools(root).snapshot().names
-        policy = load_policy(root, root.root / "home", known_tools=names)
-        tools = ch02_tools(root, hidden=policy.hides)
-        audit = AuditLog(root.root / AUDIT_FILE)
-        run_agent(
-            ch03_demo.DEMO_PROMPT,
-            model=ch03_demo.demo_model(),
-            tools=tools,
-            console=console,
-            system_prompt=CH02_PROMPT,
-            handle_call=PermissionGate(policy, asker(console, human), audit, console),
-        )
-        audit.close()
-        return (root.root / AUDIT_FILE).read_text(encoding="utf-8")
-
-
 @dataclass
-class HookedDemo:
-    """Chapter 4's step 4 for a demo workspace: rules and hooks from its settings, audited."""
+class DemoWorkspace:
+    """A chapter 3-5 demo workspace: its settings, policy, hooks and audit log, in a temp folder."""
 
+    root: Workspace
     policy: Policy
     hooks: Hooks
-    gate: HookedGate
     audit: AuditLog
 
     @classmethod
-    def build(
-        cls, root: Workspace, console: Console, human: bool, more_tools: tuple[str, ...] = ()
-    ) -> HookedDemo:
-        names = (*ch02_tools(root).snapshot().names, *more_tools)
-        policy = load_policy(root, root.root / "home", known_tools=names)
-        audit = AuditLog(root.root / AUDIT_FILE)
-        hooks = Hooks(load_hooks(root, root.root / "home"))
-        gate = HookedGate(
-            PermissionGate(policy, asker(console, human), audit, console), hooks, root
-        )
-        return cls(policy, hooks, gate, audit)
+    def build(cls, folder: str, tools: ToolRegistry) -> DemoWorkspace:
+        root = Workspace(Path(folder))
+        home = root.root / "home"
+        policy = load_policy(root, home, known_tools=tools.key_arguments())
+        return cls(root, policy, Hooks(load_hooks(root, home)), AuditLog(root.root / AUDIT_FILE))
 
     def audit_log(self) -> str:
         self.audit.close()
         return self.audit.path.read_text(encoding="utf-8")
 
 
+def run_ch03(console: Console, human: bool) -> str:
+    with tempfile.TemporaryDirectory() as folder:
+        settings = Path(folder) / PROJECT_SETTINGS
+        settings.parent.mkdir()
+        settings.write_text(json.dumps(ch03_demo.DEMO_SETTINGS), encoding="utf-8")
+        demo = DemoWorkspace.build(folder, ch02_tools(Workspace(Path(folder))))
+        agent = ch03_agent(
+            model=ch03_demo.demo_model(),
+            console=console,
+            asker=asker(console, human),
+            workspace=demo.root,
+            policy=demo.policy,
+            audit=demo.audit,
+        )
+        run_agent(ch03_demo.DEMO_PROMPT, agent)
+        return demo.audit_log()
+
+
 def run_ch04(console: Console, human: bool) -> str:
     with tempfile.TemporaryDirectory() as folder:
-        root = Workspace(Path(folder))
-        ch04_demo.write_demo_settings(root.root)
-        demo = HookedDemo.build(root, console, human)
-        ch04_run_agent(
-            ch04_demo.DEMO_PROMPT,
+        ch04_demo.write_demo_settings(Path(folder))
+        demo = DemoWorkspace.build(folder, ch02_tools(Workspace(Path(folder))))
+        agent = ch04_agent(
             model=ch04_demo.demo_model(),
-            tools=ch02_tools(root, hidden=demo.policy.hides),
-            handle_call=demo.gate,
-            hooks=demo.hooks,
-            workspace=root,
             console=console,
-            system_prompt=CH02_PROMPT,
+            asker=asker(console, human),
+            workspace=demo.root,
+            policy=demo.policy,
+            audit=demo.audit,
+            hooks=demo.hooks,
         )
+        run_agent(ch04_demo.DEMO_PROMPT, agent)
         return demo.audit_log()
 
 
 def run_ch05(console: Console, human: bool) -> str:
     with tempfile.TemporaryDirectory() as folder:
-        root = Workspace(Path(folder))
-        ch05_demo.write_demo_files(root.root)
-        demo = HookedDemo.build(root, console, human, more_tools=(TODO_TOOL,))
-        plan = TodoPlan()
-        ch05_run_agent(
-            ch05_demo.DEMO_PROMPT,
+        ch05_demo.write_demo_files(Path(folder))
+        demo = DemoWorkspace.build(folder, ch05_tools(Workspace(Path(folder))))
+        agent = ch05_agent(
             model=ch05_demo.demo_model(),
-            tools=ch05_tools(root, plan, hidden=demo.policy.hides),
-            handle_call=demo.gate,
-            hooks=demo.hooks,
-            workspace=root,
-            plan=plan,
             console=console,
-            system_prompt=CH05_PROMPT,
+            asker=asker(console, human),
+            workspace=demo.root,
+            policy=demo.policy,
+            audit=demo.audit,
+            hooks=demo.hooks,
+            plan=TodoPlan(),
         )
+        run_agent(ch05_demo.DEMO_PROMPT, agent)
         return demo.audit_log()
 
 
@@ -251,7 +236,7 @@ def trace_block(reference: str, documents: dict[str, Any]) -> str:
 
 
 def source_block(reference: str) -> str:
-    """`path name` or `path Class.method` -> the source text of that definition."""
+    """`path name`, `path Class` or `path Class.method` -> the source text of that definition."""
     path, name = reference.split()
     source = (ROOT / path).read_text(encoding="utf-8")
     nodes: list[ast.stmt] = ast.parse(source).body
@@ -259,11 +244,30 @@ def source_block(reference: str) -> str:
     for owner in owners:
         nodes = next(n.body for n in nodes if isinstance(n, ast.ClassDef) and n.name == owner)
     for node in nodes:
-        if isinstance(node, ast.FunctionDef) and node.name == wanted:
-            lines = source.splitlines()[node.lineno - 1 : node.end_lineno]
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == wanted:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            lines = source.splitlines()[first - 1 : node.end_lineno]
             indent = len(lines[0]) - len(lines[0].lstrip())
             return "\n".join(line[indent:] for line in lines)
     raise SystemExit(f"no function {name} in {path}")
+
+
+LOOP = "chapters/ch01/loop.py run_agent"
+SEAM_MARK = "  # ◀ 本章在这里接入"
+
+
+def loop_block(seams: str) -> str:
+    """The one loop, with each line that calls one of `seams` (`run.<seam>(`) marked."""
+    wanted = seams.split()
+    lines = source_block(LOOP).splitlines()
+    marked = [
+        line + SEAM_MARK if any(f"run.{seam}(" in line for seam in wanted) else line
+        for line in lines
+    ]
+    missing = [seam for seam in wanted if not any(f"run.{seam}(" in line for line in lines)]
+    if missing:
+        raise SystemExit(f"the loop has no seam {', '.join(missing)}")
+    return "\n".join(marked)
 
 
 def console_block(printed: str) -> str:
@@ -285,6 +289,8 @@ def render(text: str, run: Demo) -> str:
         kind, title = match["kind"], match["title"] or ""
         if kind == "source":
             body = source_block(title)
+        elif kind == "loop":
+            body = loop_block(title)
         elif kind == "trace":
             body = trace_block(title, demo().documents)
         elif kind == "audit":

@@ -13,8 +13,9 @@ import difflib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
@@ -22,9 +23,13 @@ from shared.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, TutorialError
 
 if TYPE_CHECKING:  # pydantic-backed modules stay unloaded for --help
     from shared.completion import ModelClient
+    from shared.console import Console
 
 F = TypeVar("F", bound=Callable[..., Any])
-MISSING_PROMPT_KEY = "missing_prompt_message"
+MISSING_PROMPT = (
+    '--prompt is missing: add --prompt "...", or --demo to replay the chapter\'s exchange'
+)
+HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}  # -h works at every level
 
 
 def common_options(default_max_turns: int) -> Callable[[F], F]:
@@ -58,16 +63,18 @@ def common_options(default_max_turns: int) -> Callable[[F], F]:
 
 
 def require_prompt(prompt: str | None, demo: bool) -> None:
-    """Without --demo a prompt is required; the dispatcher words the error its own way."""
+    """Without --demo a prompt is required; the error says both ways out."""
     if demo or (prompt and prompt.strip()):
         return
-    context = click.get_current_context()
-    message = (context.obj or {}).get(MISSING_PROMPT_KEY, "--prompt is required (or add --demo)")
-    raise click.UsageError(message)
+    raise click.UsageError(MISSING_PROMPT)
 
 
 class FriendlyCommand(click.Command):
     """A click command whose `main` prints one line per failure instead of a traceback."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["context_settings"] = {**HELP_OPTIONS, **(kwargs.get("context_settings") or {})}
+        super().__init__(*args, **kwargs)
 
     def main(  # type: ignore[override]
         self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any
@@ -112,6 +119,40 @@ def _friendly(run: Callable[[], Any], standalone: bool) -> int:
     return code
 
 
+class RunLoop(Protocol):
+    """Runs one chapter's agent for `task` with the model and console the CLI built."""
+
+    def __call__(self, task: str, model: ModelClient, console: Console) -> str: ...
+
+
+@dataclass(frozen=True)
+class Session:
+    """What the common part of a chapter's command line needs to know about the chapter."""
+
+    chapter: int
+    folder: Path  # where the tools work; `.env` is read from the working directory
+    demo_model: Callable[[], ModelClient]
+    demo_prompt: str
+    run: RunLoop
+
+
+def run_session(session: Session, *, prompt: str | None, trace: bool, demo: bool) -> None:
+    """Build the console and the model, run the chapter's agent, print the answer."""
+    from shared.console import Console
+
+    console = Console(trace=trace)
+    if demo and prompt:
+        console.notice("--demo replays a fixed exchange; --prompt is ignored.")
+    task = session.demo_prompt if demo else str(prompt)
+    model = select_model(demo=demo, demo_model=session.demo_model, cwd=working_directory())
+    number = session.chapter
+    console.info(
+        f"第 {number} 章 chapter {number} · model: {model.label} · folder: {session.folder}"
+    )
+    console.info(f"user: {task}")
+    console.answer(session.run(task, model, console))
+
+
 def select_model(*, demo: bool, demo_model: Callable[[], ModelClient], cwd: Path) -> ModelClient:
     """The scripted model for --demo; otherwise the configured endpoint (config checked here)."""
     if demo:
@@ -140,8 +181,8 @@ def _never_fail_on_encoding() -> None:
 def _usage_line(error: click.UsageError) -> str:
     message = error.format_message()
     prefix = "Got unexpected extra argument"
-    if message.startswith(prefix):  # "... (foo)" or "...s (foo bar)"
-        return "Unknown argument: " + message.split("(", 1)[-1].rstrip(")")
+    if message.startswith(prefix) and message.endswith(")"):  # "... (foo)" or "...s (foo bar)"
+        return "Unknown argument: " + message.split("(", 1)[-1].removesuffix(")")
     return message
 
 

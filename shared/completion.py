@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from shared.console import Console
 from shared.contract import ContractChecker
 from shared.errors import (
     ContentFilterError,
@@ -42,6 +42,21 @@ class ModelClient(Protocol):
     def complete(self, request: Mapping[str, Any]) -> Mapping[str, Any]: ...
 
 
+class ExchangeObserver(Protocol):
+    """Watches one request and its answer: the console's spinner and `--trace` are observers.
+
+    The exchange only reports what happens; how (or whether) it is shown is the
+    observer's business, which is what lets a reply that arrives in pieces feed
+    the same observer.
+    """
+
+    def request_sent(self, title: str, request: Mapping[str, Any]) -> None: ...
+    def waiting(self, what: str) -> AbstractContextManager[None]: ...
+    def response_received(self, title: str, body: Mapping[str, Any]) -> None: ...
+    def response_failed(self, title: str, error: ProviderError) -> None: ...
+    def said_while_calling(self, text: str) -> None: ...
+
+
 @dataclass(frozen=True)
 class ModelReply:
     message: AssistantMessage
@@ -52,7 +67,7 @@ def ask_model(
     model: ModelClient,
     history: Sequence[Message],
     snapshot: ToolSnapshot,
-    console: Console,
+    observer: ExchangeObserver,
     turn: int,
     contract: ContractChecker | None = None,
 ) -> ModelReply:
@@ -62,13 +77,17 @@ def ask_model(
     """
     checked = (contract or ContractChecker()).check(history)
     request = build_request(model.name, checked.messages, snapshot)
-    console.trace(f"request {turn}", request)
-    with console.waiting(f"等待模型 waiting for {model.label} (turn {turn})"):
-        body = model.complete(request)
-    console.trace(f"response {turn}", body)
+    observer.request_sent(f"request {turn}", request)
+    try:
+        with observer.waiting(f"等待模型 waiting for {model.label} (turn {turn})"):
+            body = model.complete(request)
+    except ProviderError as error:
+        observer.response_failed(f"response {turn}", error)
+        raise
+    observer.response_received(f"response {turn}", body)
     reply = parse_completion(body, taken_ids=checked.call_ids)
     if reply.message.tool_calls and reply.message.content:
-        console.info(f"assistant: {reply.message.content}")  # text said while calling tools
+        observer.said_while_calling(reply.message.content)
     return reply
 
 
@@ -83,7 +102,7 @@ def build_request(
 
 
 def check_finish_reason(reply: ModelReply) -> None:
-    """Raise for the finish reasons this chapter cannot continue from.
+    """Raise for the finish reasons the loop cannot continue from.
 
     "stop" and "tool_calls" both pass: whether the loop goes on is decided by
     the presence of tool calls, never by this field alone.

@@ -35,9 +35,10 @@ def _check_base_url(url: str) -> str:
             f"OPENAI_BASE_URL must be an http(s) URL such as {EXAMPLE_BASE_URL} (got {url!r})"
         )
     if parts.path.rstrip("/").endswith("/chat/completions"):
+        root = url.rstrip("/").removesuffix("/chat/completions")
         raise ValueError(
             "OPENAI_BASE_URL must not end in /chat/completions: the SDK appends that path. "
-            f"Use {EXAMPLE_BASE_URL}, not {EXAMPLE_BASE_URL}/chat/completions"
+            f"Use {root}, not {url}"
         )
     return url.rstrip("/")
 

@@ -20,7 +20,10 @@ if TYPE_CHECKING:  # rich is imported lazily: `--help` and config errors stay fa
     from rich.console import Console as RichConsole
     from rich.console import RenderableType
 
+    from shared.errors import ProviderError
+
 TOOL_OUTPUT_PREVIEW_LINES = 20
+TOOL_OUTPUT_LINE_CHARS = 400  # one very long line must not flood the terminal
 
 
 class Console:
@@ -40,7 +43,7 @@ class Console:
         self.tracing = trace
         self._rich_err: RichConsole | None = None
         self._rich_out: RichConsole | None = None
-        self._below_spinner: Callable[[], RenderableType | None] | None = None
+        self._in_view: list[Callable[[], RenderableType | None]] = []
 
     # -- progress ---------------------------------------------------------------------------
 
@@ -48,7 +51,7 @@ class Console:
     def waiting(self, what: str) -> Iterator[None]:
         """A spinner on stderr while the model thinks; one plain line otherwise.
 
-        Whatever `show_below_spinner` was given is drawn under the spinner, and
+        What `keep_in_view` was given is drawn under the spinner, and
         disappears with it when the model answers.
         """
         if not self.fancy:
@@ -59,20 +62,22 @@ class Console:
         from rich.live import Live
         from rich.spinner import Spinner
 
+        shown = [render() for render in self._in_view]
+        below = [item for item in shown if item is not None]
         spinner = Spinner("dots", text=what)
-        below = self._below_spinner() if self._below_spinner else None
-        shown = spinner if below is None else Group(spinner, below)
-        with Live(shown, console=self._err(), transient=True, refresh_per_second=12.5):
+        group = Group(spinner, *below) if below else spinner
+        with Live(group, console=self._err(), transient=True, refresh_per_second=12.5):
             yield
 
-    def show_below_spinner(self, render: Callable[[], RenderableType | None] | None) -> None:
-        """Keep something in view while the model thinks (chapter 5: the plan).
+    def keep_in_view(self, render: Callable[[], RenderableType | None]) -> None:
+        """Keep something in view under the spinner while the model thinks.
 
         `render` is called each time a wait starts, so it shows the state of
-        that moment; returning None shows the spinner alone. Plain output
-        ignores it: there, what changed was already printed as lines.
+        that moment; returning None shows nothing. Several may be kept in view,
+        in the order given. Plain output ignores them: there, what changed was
+        already printed as lines.
         """
-        self._below_spinner = render
+        self._in_view.append(render)
 
     def info(self, text: str) -> None:
         if self.fancy:
@@ -92,6 +97,26 @@ class Console:
         else:
             self._plain(text)
 
+    # -- the exchange with the model (shared/completion.py's ExchangeObserver) --------------
+
+    def request_sent(self, title: str, request: Mapping[str, Any]) -> None:
+        self.trace(title, request)
+
+    def response_received(self, title: str, body: Mapping[str, Any]) -> None:
+        self.trace(title, body)
+
+    def response_failed(self, title: str, error: ProviderError) -> None:
+        """With --trace: what came back instead of a completion (status and body)."""
+        if not self.tracing:
+            return
+        status = f"HTTP {error.status}" if error.status is not None else str(error.kind)
+        body = error.body if error.body is not None else "(no body)"
+        self._trace_text(f"{title} (failed: {status})", body)
+
+    def said_while_calling(self, text: str) -> None:
+        """Text the model wrote beside its tool calls."""
+        self.info(f"assistant: {text}")
+
     # -- the data ---------------------------------------------------------------------------
 
     def trace(self, title: str, payload: Mapping[str, Any]) -> None:
@@ -104,6 +129,16 @@ class Console:
 
             self._err().print(Rule(title, style="cyan"))
             self._err().print_json(text)
+        else:
+            self._plain(f"--- {title} ---\n{text}")
+
+    def _trace_text(self, title: str, text: str) -> None:
+        """With --trace: a body that is not JSON (an error page, say), as text."""
+        if self.fancy:
+            from rich.rule import Rule
+
+            self._err().print(Rule(title, style="red"))
+            self._err().print(text, markup=False, highlight=False)
         else:
             self._plain(f"--- {title} ---\n{text}")
 
@@ -148,8 +183,12 @@ class Console:
         return line
 
     def tool_result(self, tool_name: str, status: str, content: str) -> None:
+        """A call's result as the human sees it: the first lines, each cut to a sane width.
+
+        The model gets all of it; the console only has to show what happened.
+        """
         lines = content.splitlines()
-        preview = lines[:TOOL_OUTPUT_PREVIEW_LINES]
+        preview = [_cut(line) for line in lines[:TOOL_OUTPUT_PREVIEW_LINES]]
         if len(lines) > len(preview):
             preview.append(f"… ({len(lines) - len(preview)} more lines sent to the model)")
         if self.fancy:
@@ -192,6 +231,22 @@ class Console:
 
             self._rich_out = RichConsole(file=self.out)
         return self._rich_out
+
+
+def _cut(line: str) -> str:
+    if len(line) <= TOOL_OUTPUT_LINE_CHARS:
+        return line
+    more = len(line) - TOOL_OUTPUT_LINE_CHARS
+    return f"{line[:TOOL_OUTPUT_LINE_CHARS]}… ({more} more characters sent to the model)"
+
+
+def controlling_terminal() -> TextIO | None:
+    """The terminal this process was started from, opened for writing; None if there is none."""
+    name = "CONOUT$" if sys.platform == "win32" else "/dev/tty"
+    try:
+        return open(name, "w", encoding="utf-8", errors="replace")
+    except OSError:
+        return None
 
 
 def _shorten(value: Any, limit: int = 80) -> Any:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from enum import StrEnum
 
 EXIT_OK = 0
 EXIT_AGENT_FAILURE = 1
@@ -46,9 +47,14 @@ class AgentError(TutorialError):
 class AgentLimitError(AgentError):
     """The loop used every model request it was allowed."""
 
-    def __init__(self, max_turns: int) -> None:
-        super().__init__(f"Agent exceeded max_turns={max_turns}")
+    def __init__(self, max_turns: int, limit: str = "max_turns", fix: str = "") -> None:
+        fix = fix or (
+            "the model was still calling tools. Raise --max-turns, or make the prompt "
+            "more specific (run with --trace to see what it kept doing)"
+        )
+        super().__init__(f"Agent exceeded {limit}={max_turns}: {fix}")
         self.max_turns = max_turns
+        self.limit = limit
 
 
 class FinishReasonError(AgentError):
@@ -62,9 +68,9 @@ class FinishReasonError(AgentError):
 class OutputTruncatedError(FinishReasonError):
     def __init__(self) -> None:
         super().__init__(
-            "Model output reached the token limit (finish_reason=length). "
-            "Chapter 11 adds continuation after truncation; for now shorten the task "
-            "or use a model with a larger output limit.",
+            "Model output reached the token limit (finish_reason=length). This agent does "
+            "not continue a cut-off answer: shorten the task or use a model with a larger "
+            "output limit.",
             "length",
         )
 
@@ -98,12 +104,40 @@ class MessageContractError(AgentError):
     """The history breaks the tool-call pairing rule; caught here instead of as a vague 400."""
 
 
-class ProviderError(AgentError):
-    """The model endpoint failed; the message names the HTTP status and the fix."""
+class ProviderErrorKind(StrEnum):
+    """What kind of failure a provider error is: decides whether trying again can help."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    AUTHENTICATION = "authentication"  # 401, 403: the key or its access
+    NOT_FOUND = "not_found"  # 404: the URL or the model name
+    RATE_LIMITED = "rate_limited"  # 429: too many requests, or the quota is used up
+    SERVER = "server"  # 5xx: the provider failed or is overloaded
+    CONNECTION = "connection"  # no connection, or no answer in time
+    BAD_REQUEST = "bad_request"  # another 4xx: the provider refused what was sent
+    BAD_RESPONSE = "bad_response"  # an answer that is not a usable completion
+
+
+class ProviderError(AgentError):
+    """The model endpoint failed; the message names the HTTP status and the fix.
+
+    `kind`, `status` and `retry_after` (seconds, from the `retry-after-ms` or
+    `retry-after` header) let a caller decide whether and when to try again;
+    `body` is what the provider sent, for `--trace`.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        status: int | None = None,
+        *,
+        kind: ProviderErrorKind = ProviderErrorKind.BAD_RESPONSE,
+        retry_after: float | None = None,
+        body: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
+        self.kind = kind
+        self.retry_after = retry_after
+        self.body = body
 
 
 def quoted_ids(ids: Iterable[str]) -> str:
@@ -115,11 +149,3 @@ def one_line(text: str, limit: int) -> str:
     """A provider's message squeezed into one line of at most `limit` characters."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-class HookBlockedError(AgentError):
-    """A UserPromptSubmit hook blocked the prompt (chapter 4); nothing was sent."""
-
-
-class StopRefusedError(AgentError):
-    """A Stop hook kept refusing the stop (chapter 4); the bound ended the run."""

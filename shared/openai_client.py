@@ -1,21 +1,26 @@
 """The real model: any OpenAI-compatible Chat Completions endpoint, through the `openai` SDK.
 
 `openai` is imported only when a client is built, so `--help`, `--demo` and a
-config error never pay for it. The SDK's own retries are off: this chapter shows
-every failure as it is, and chapter 11 adds retry with Retry-After on purpose.
+config error never pay for it. The SDK's own retries are off: every failure is
+shown as it is, and whoever wants to retry does it on purpose, in one place,
+with what the error carries.
 
 Every SDK exception becomes one `ProviderError` line that names the HTTP status
-and the fix; the raw response body is returned untouched for `--trace`.
+and the fix, and carries its kind, its status, the Retry-After the provider
+asked for, and the body it sent (for `--trace`). A successful body is returned
+untouched, also for `--trace`.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from shared.config import EXAMPLE_BASE_URL, Settings
-from shared.errors import ProviderError, one_line
+from shared.config import Settings
+from shared.errors import ProviderError, ProviderErrorKind, one_line
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -39,25 +44,35 @@ class OpenAIChatModel:
             raw = client.chat.completions.with_raw_response.create(**request)
             text = raw.http_response.text
         except openai.APIStatusError as error:
+            status = error.status_code
             raise ProviderError(
-                _status_message(error.status_code, error, self.settings), error.status_code
+                _status_message(status, error, self.settings),
+                status,
+                kind=status_kind(status),
+                retry_after=retry_after_seconds(error.response.headers),
+                body=_body_text(error.response),
             ) from None
         except openai.APITimeoutError:
             raise ProviderError(
                 f"no answer from {self.settings.base_url} within {self.timeout:g} s; "
-                "the server may be overloaded or the model too slow"
+                "the server may be overloaded or the model too slow",
+                kind=ProviderErrorKind.CONNECTION,
             ) from None
         except openai.APIConnectionError as error:
             raise ProviderError(
                 f"cannot connect to {self.settings.base_url} ({_root_cause(error)}). "
-                "Check OPENAI_BASE_URL (host, port, http or https) and that the server is running"
+                "Check OPENAI_BASE_URL (host, port, http or https) and that the server is running",
+                kind=ProviderErrorKind.CONNECTION,
             ) from None
         try:
             body: Mapping[str, Any] = json.loads(text)
         except json.JSONDecodeError:
             raise ProviderError(
                 f"the provider answered HTTP 200 with a body that is not JSON: {text[:200]!r}. "
-                f"Check OPENAI_BASE_URL: it should be the API root, e.g. {EXAMPLE_BASE_URL}"
+                f"Check OPENAI_BASE_URL: it should be the API root, such as "
+                f"{_api_root_example(self.settings.base_url)}",
+                kind=ProviderErrorKind.BAD_RESPONSE,
+                body=text,
             ) from None
         return body
 
@@ -73,6 +88,60 @@ class OpenAIChatModel:
         return self._client
 
 
+def status_kind(status: int) -> ProviderErrorKind:
+    """What an HTTP status says about the failure."""
+    if status in (401, 403):
+        return ProviderErrorKind.AUTHENTICATION
+    if status == 404:
+        return ProviderErrorKind.NOT_FOUND
+    if status == 429:
+        return ProviderErrorKind.RATE_LIMITED
+    if status >= 500:
+        return ProviderErrorKind.SERVER
+    return ProviderErrorKind.BAD_REQUEST
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """How long the provider asked us to wait: `retry-after-ms`, else `retry-after`.
+
+    `retry-after` is either seconds or an HTTP date; anything unreadable or
+    negative counts as not asked.
+    """
+    lowered = {name.lower(): value for name, value in headers.items()}
+    try:
+        if "retry-after-ms" in lowered:
+            seconds = float(lowered["retry-after-ms"]) / 1000
+            return seconds if seconds >= 0 else None
+    except ValueError:
+        pass
+    value = lowered.get("retry-after", "").strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    return max(seconds, 0.0) if seconds == seconds else None  # NaN is not a wait
+
+
+def _body_text(response: Any, limit: int = 20_000) -> str | None:
+    try:
+        text = str(response.text)
+    except Exception:  # a body that cannot be read is just not shown
+        return None
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
+
+
+def _api_root_example(base_url: str) -> str:
+    """The user's own URL with `/v1` where it usually belongs."""
+    root = base_url.rstrip("/")
+    return root if root.endswith("/v1") else f"{root}/v1"
+
+
 def _status_message(status: int, error: Exception, settings: Settings) -> str:
     said = _provider_said(error)
     if status in (401, 403):
@@ -83,13 +152,13 @@ def _status_message(status: int, error: Exception, settings: Settings) -> str:
     if status == 404:
         return (
             f"HTTP 404: nothing at {settings.base_url}/chat/completions, or no model "
-            f"{settings.model!r}. Check OPENAI_BASE_URL (usually a missing /v1, e.g. "
-            f"{EXAMPLE_BASE_URL}) and OPENAI_MODEL{said}"
+            f"{settings.model!r}. Check OPENAI_BASE_URL (usually a missing /v1: "
+            f"{_api_root_example(settings.base_url)}) and OPENAI_MODEL{said}"
         )
     if status == 429:
         return (
             "HTTP 429: the provider is busy or your rate limit or quota is used up. "
-            f"Wait and run again; chapter 11 adds automatic retry{said}"
+            f"Wait and run again{said}"
         )
     if status >= 500:
         return (

@@ -46,10 +46,10 @@ CHAPTERS = (
     Chapter(4, "hooks", "钩子", ready=True),
     Chapter(5, "a todo plan", "待办计划", ready=True),
     Chapter(6, "sub-agents", "子智能体"),
-    Chapter(7, "skills loaded on demand", "按需加载的技能"),
-    Chapter(8, "context compaction and offloading big output", "上下文压缩与大输出落盘"),
+    Chapter(7, "streaming and parallel tool calls", "流式输出与并行工具调用"),
+    Chapter(8, "compaction and offloading big output", "上下文压缩与大输出落盘"),
     Chapter(9, "memory across sessions", "跨会话记忆"),
-    Chapter(10, "system prompt assembly", "系统提示词组装"),
+    Chapter(10, "system prompt assembly and skills", "系统提示词组装与技能"),
     Chapter(11, "error recovery", "错误恢复"),
     Chapter(12, "a persistent task graph", "持久化任务图"),
     Chapter(13, "background tasks", "后台任务"),
@@ -59,7 +59,7 @@ CHAPTERS = (
     Chapter(17, "autonomous agents", "自主智能体"),
     Chapter(18, "worktree isolation", "工作树隔离"),
     Chapter(19, "MCP tool pools", "MCP 工具池"),
-    Chapter(20, "the capstone: one agent composing them all", "终章:组合一切的智能体"),
+    Chapter(20, "the capstone: one agent composing them all", "终章：组合一切的智能体"),
 )
 
 

@@ -1,4 +1,4 @@
-"""The dispatcher: `python -m tutorial run|list|diff`.
+"""The dispatcher: `python -m tutorial run|list|diff|permissions`.
 
 `run --chapter N ...` hands every option after the chapter number to chapter
 N's own command, so `python -m tutorial run --chapter 1 --prompt x` and
@@ -13,15 +13,25 @@ from collections.abc import Sequence
 
 import click
 
-from shared.cli import MISSING_PROMPT_KEY, FriendlyGroup
+from shared.cli import HELP_OPTIONS, FriendlyGroup
 from tutorial.catalog import CHAPTERS, find_chapter
 
 PROG_NAME = "python -m tutorial"
 BOTH_REQUIRED = "Both --chapter and --prompt are required"
+EXPECTED_RUN = 'Expected command: run, as in: python -m tutorial run --chapter 1 --prompt "..."'
+HELP_WORDS = ("-h", "--help")
 
 
 class _Dispatcher(FriendlyGroup):
     """A group whose errors say what to type instead."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args:  # bare `python -m tutorial`: what can I do here?
+            click.echo(ctx.get_help())
+            ctx.exit(0)
+        if args[0].startswith("-") and args[0] not in HELP_WORDS:
+            raise click.UsageError(EXPECTED_RUN)  # `--chapter 1 --prompt x` without `run`
+        return super().parse_args(ctx, args)
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -34,9 +44,8 @@ class _Dispatcher(FriendlyGroup):
         return super().resolve_command(ctx, args)
 
 
-@click.group(cls=_Dispatcher, invoke_without_command=True)
-@click.pass_context
-def cli(ctx: click.Context) -> None:
+@click.group(cls=_Dispatcher, context_settings=HELP_OPTIONS)
+def cli() -> None:
     """Build a coding agent one chapter at a time.
 
     \b
@@ -46,8 +55,6 @@ def cli(ctx: click.Context) -> None:
       python -m tutorial diff --chapter 1
       python -m tutorial permissions check --chapter 3 'shell(git push)'
     """
-    if ctx.invoked_subcommand is None:
-        raise click.UsageError("Expected command: run")
 
 
 @cli.command(
@@ -60,21 +67,16 @@ def run(chapter: int | None, chapter_args: tuple[str, ...]) -> None:
     """Run a chapter's agent: run --chapter N --prompt "..." [chapter options]."""
     args = list(chapter_args)
     if chapter is None:
-        if "--help" in args:
+        if any(word in args for word in HELP_WORDS):
             click.echo(_run_help())
             return
-        raise click.UsageError(
-            "--chapter is required, e.g. --chapter 1 --demo" if "--demo" in args else BOTH_REQUIRED
-        )
+        raise click.UsageError(f"{BOTH_REQUIRED}: --chapter is missing, e.g. --chapter 1")
     command = find_chapter(chapter).command()
     assert command is not None  # every chapter that is ready has one
-    prog_name = f"{PROG_NAME} run --chapter {chapter}"
-    # Parse and invoke directly: errors rise to the dispatcher's one error policy.
-    with command.make_context(prog_name, args, obj={MISSING_PROMPT_KEY: BOTH_REQUIRED}) as sub:
-        command.invoke(sub)
+    _invoke(command, f"{PROG_NAME} run --chapter {chapter}", args)
 
 
-@cli.group()
+@cli.group(context_settings=HELP_OPTIONS)
 def permissions() -> None:
     """Inspect a chapter's permission policy (chapter 3 and later)."""
 
@@ -89,17 +91,18 @@ def permissions() -> None:
 def permissions_check(chapter: int | None, check_args: tuple[str, ...]) -> None:
     """What the policy decides for 'TOOL(ARGUMENT)', and why; nothing runs."""
     if chapter is None:
-        raise click.UsageError(
-            "--chapter is required, e.g. permissions check --chapter 3 'shell(ls)'"
-        )
+        if any(word in check_args for word in HELP_WORDS):
+            chapter = 3  # its options are every later chapter's too
+        else:
+            raise click.UsageError(
+                "--chapter is required, e.g. permissions check --chapter 3 'shell(ls)'"
+            )
     command = find_chapter(chapter).command("check_command")
     if command is None:
         raise click.UsageError(
             f"Chapter {chapter} has no permission policy; use chapter 3 or later"
         )
-    prog_name = f"{PROG_NAME} permissions check --chapter {chapter}"
-    with command.make_context(prog_name, list(check_args)) as sub:
-        command.invoke(sub)
+    _invoke(command, f"{PROG_NAME} permissions check --chapter {chapter}", list(check_args))
 
 
 @cli.command(name="list")
@@ -112,11 +115,16 @@ def list_chapters() -> None:
 
 @cli.command()
 @click.option("--chapter", type=int, required=True, help="The chapter to show.")
-def diff(chapter: int) -> None:
-    """Show what chapter N adds to chapter N-1 (for chapter 1: its own files)."""
-    from tutorial.diff import chapter_diff
+@click.option("--stat", is_flag=True, help="One line per file: added or changed, and how much.")
+def diff(chapter: int, stat: bool) -> None:
+    """Show what chapter N adds: its own files, each against what it extends."""
+    from tutorial.diff import chapter_diff, chapter_stat
 
-    text = chapter_diff(find_chapter(chapter))
+    found = find_chapter(chapter)
+    if stat:
+        click.echo(chapter_stat(found))
+        return
+    text = chapter_diff(found)
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.syntax import Syntax
@@ -124,6 +132,12 @@ def diff(chapter: int) -> None:
         Console().print(Syntax(text, "diff", word_wrap=True))
     else:
         click.echo(text)
+
+
+def _invoke(command: click.Command, prog_name: str, args: list[str]) -> None:
+    """Parse and invoke a chapter's command directly: its errors rise to our error policy."""
+    with command.make_context(prog_name, args) as sub:
+        command.invoke(sub)
 
 
 def _run_help() -> str:

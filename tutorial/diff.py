@@ -1,60 +1,120 @@
-"""`python -m tutorial diff --chapter N`: what chapter N adds to chapter N-1.
+"""`python -m tutorial diff --chapter N`: what chapter N adds.
 
 A chapter imports what it keeps and writes only what it changes, so its own
-folder *is* what it adds. A file with the same name in an earlier chapter (the
-nearest one that has it: usually the loop, shown whole again on purpose) is
-shown as a unified diff against it; every other file is new and shown in full. Tests are listed, not
-shown: they are how the chapter proves its promises, not what it teaches.
+folder *is* what it adds. Each of its files is either new, and shown whole, or
+declares in its module docstring the earlier file it grows from:
+
+    Extends: chapters/ch04/agent.py
+
+and is shown as a unified diff against exactly that file (a composition
+module against the previous chapter's, say). A file is never compared with
+an unrelated one that happens to share its name. Tests are listed, not shown:
+they are how the chapter proves its promises, not what it teaches.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
-from tutorial.catalog import CHAPTERS, Chapter
+from tutorial.catalog import CHAPTERS_ROOT, Chapter
+
+REPOSITORY = CHAPTERS_ROOT.parent
+EXTENDS = re.compile(r"^Extends: (chapters/ch(\d\d)/\S+\.py)\s*$", re.M)
+
+
+class DeclarationError(ValueError):
+    """A file declares a base that does not exist or is not in an earlier chapter."""
+
+
+@dataclass(frozen=True)
+class ChapterFile:
+    path: Path
+    base: Path | None  # the earlier file it extends; None: new
+
+    @property
+    def name(self) -> str:
+        return self.path.relative_to(REPOSITORY).as_posix()
+
+    def diff(self) -> str:
+        old = _lines(self.base) if self.base else []
+        from_name = self.base.relative_to(REPOSITORY).as_posix() if self.base else "/dev/null"
+        return "".join(difflib.unified_diff(old, _lines(self.path), from_name, self.name))
+
+    def counts(self) -> tuple[int, int]:
+        """Lines added and removed against the base (all lines, for a new file)."""
+        added = removed = 0
+        for line in self.diff().splitlines():
+            if line.startswith("+") and not line.startswith("+++"):
+                added += 1
+            elif line.startswith("-") and not line.startswith("---"):
+                removed += 1
+        return added, removed
+
+
+def chapter_files(chapter: Chapter) -> tuple[list[ChapterFile], list[Path]]:
+    """The chapter's source files with what each extends, and its test files."""
+    files = sorted(p for p in chapter.folder.rglob("*.py") if "__pycache__" not in p.parts)
+    tests = [p for p in files if "tests" in p.relative_to(chapter.folder).parts]
+    sources = [ChapterFile(p, declared_base(p, chapter.number)) for p in files if p not in tests]
+    return sources, tests
+
+
+def declared_base(path: Path, number: int) -> Path | None:
+    """The file named by `Extends:` in the module docstring, checked to be earlier."""
+    docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    match = EXTENDS.search(docstring)
+    if match is None:
+        return None
+    base = REPOSITORY / match[1]
+    if int(match[2]) >= number or not base.is_file():
+        raise DeclarationError(
+            f"{path.relative_to(REPOSITORY).as_posix()} extends {match[1]}, "
+            "which is not a file of an earlier chapter"
+        )
+    return base
 
 
 def chapter_diff(chapter: Chapter) -> str:
-    previous = next((c for c in CHAPTERS if c.number == chapter.number - 1), None)
-    sources, tests = _chapter_files(chapter.folder)
-    parts = [_summary(chapter, previous, sources, tests)]
-    for path in sources:
-        relative = path.relative_to(chapter.folder)
-        before = _latest_earlier(chapter, relative)
-        old_lines, from_name = [], "/dev/null"
-        if before is not None:
-            old_lines = _lines(before)
-            from_name = f"chapters/{before.parent.name}/{relative.as_posix()}"
-        to_name = f"chapters/{chapter.folder.name}/{relative.as_posix()}"
-        parts.append("".join(difflib.unified_diff(old_lines, _lines(path), from_name, to_name)))
+    sources, tests = chapter_files(chapter)
+    parts = [_summary(chapter, sources, tests)]
+    parts += [source.diff() for source in sources]
     return "\n".join(part for part in parts if part)
 
 
-def _latest_earlier(chapter: Chapter, relative: Path) -> Path | None:
-    """The same file in the nearest earlier chapter that has one (the loop skips chapters)."""
-    earlier = sorted((c for c in CHAPTERS if c.number < chapter.number), key=lambda c: -c.number)
-    for candidate in (c.folder / relative for c in earlier):
-        if candidate.is_file():
-            return candidate
-    return None
+def chapter_stat(chapter: Chapter) -> str:
+    """One line per file: new or what it extends, and the lines it adds and removes."""
+    sources, tests = chapter_files(chapter)
+    width = max((len(source.name) for source in sources), default=0)
+    rows, total_added, total_removed = [], 0, 0
+    for source in sources:
+        added, removed = source.counts()
+        total_added, total_removed = total_added + added, total_removed + removed
+        how = f"extends {source.base.relative_to(REPOSITORY).as_posix()}" if source.base else "new"
+        change = f"+{added}" + (f" -{removed}" if source.base else "")
+        rows.append(f"{source.name:<{width}}  {change:>9}  {how}")
+    new = sum(source.base is None for source in sources)
+    rows.append(
+        f"{len(sources)} files ({new} new, {len(sources) - new} extending), "
+        f"+{total_added} -{total_removed} lines; {len(tests)} test files"
+    )
+    return "\n".join(rows)
 
 
-def _chapter_files(folder: Path) -> tuple[list[Path], list[Path]]:
-    files = sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
-    tests = [p for p in files if "tests" in p.relative_to(folder).parts]
-    return [p for p in files if p not in tests], tests
-
-
-def _summary(
-    chapter: Chapter, previous: Chapter | None, sources: list[Path], tests: list[Path]
-) -> str:
-    base = f"chapter {previous.number}" if previous else "nothing (the first chapter)"
-    lines = sum(len(_lines(p)) for p in sources)
+def _summary(chapter: Chapter, sources: list[ChapterFile], tests: list[Path]) -> str:
+    lines = sum(len(_lines(source.path)) for source in sources)
+    extending = [
+        f"{s.path.name} extends {s.base.relative_to(REPOSITORY).as_posix()}"
+        for s in sources
+        if s.base
+    ]
     test_names = ", ".join(p.name for p in tests if p.name != "__init__.py")
     return (
-        f"# Chapter {chapter.number} ({chapter.title}) against {base}: "
-        f"{len(sources)} files, {lines} lines\n"
+        f"# Chapter {chapter.number} ({chapter.title}): {len(sources)} files, {lines} lines; "
+        f"{'; '.join(extending) if extending else 'every file is new'}\n"
         f"# tests (run: pytest chapters/{chapter.folder.name}): {test_names or 'none'}\n"
     )
 

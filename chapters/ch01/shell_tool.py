@@ -21,7 +21,7 @@ from shared.process import (
     detect_shell,
     run_command,
 )
-from shared.tools import SideEffect, Tool, ToolResult
+from shared.tools import KeyArgument, KeyKind, PydanticTool, SideEffect, ToolResult
 
 
 class ShellArgs(BaseModel):
@@ -45,7 +45,7 @@ def make_shell_tool(
     runner: CommandRunner | None = None,
     shell: Shell | None = None,
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
-) -> Tool:
+) -> PydanticTool:
     """The shell tool, bound to the working directory the agent started in."""
     shell = shell or detect_shell()
     if runner is None:
@@ -57,7 +57,7 @@ def make_shell_tool(
         outcome = runner(args.command, cwd=cwd, timeout=timeout)
         return describe_outcome(args.command, outcome, timeout)
 
-    return Tool(
+    return PydanticTool(
         name="shell",
         description=(
             f"Run one command in {shell.name} in the agent's working directory and get "
@@ -67,6 +67,7 @@ def make_shell_tool(
         args_model=ShellArgs,
         side_effect=SideEffect.EXECUTE,
         run=run,
+        key=KeyArgument("command", KeyKind.COMMAND),  # what a rule such as shell(git:*) matches
     )
 
 
@@ -74,21 +75,18 @@ def describe_outcome(command: str, outcome: CommandOutcome, timeout: float) -> T
     """Word the result so even a small model sees that the call happened and what came of it."""
     streams = f"stdout:\n{_or_empty(outcome.stdout)}\nstderr:\n{_or_empty(outcome.stderr)}"
     if outcome.timed_out:
-        return ToolResult(
+        return ToolResult.failed(
             "timeout",
-            f"timeout: the command `{command}` did not finish within {timeout:g} s and was "
+            f"the command `{command}` did not finish within {timeout:g} s and was "
             f"stopped (its whole process tree was killed).\n{streams}",
         )
     if outcome.exit_code != 0:
-        return ToolResult(
+        return ToolResult.failed(
             "shell_failed",
-            f"shell_failed: the command `{command}` ran; exit code {outcome.exit_code} "
+            f"the command `{command}` ran; exit code {outcome.exit_code} "
             f"(non-zero: the command reports a failure).\n{streams}",
         )
-    return ToolResult(
-        "ok",
-        f"ok: the command `{command}` ran; exit code 0.\n{streams}",
-    )
+    return ToolResult.success(f"ok: the command `{command}` ran; exit code 0.\n{streams}")
 
 
 def _or_empty(text: str) -> str:

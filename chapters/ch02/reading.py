@@ -8,7 +8,7 @@ from chapters.ch02.guard import file_errors_as_results
 from chapters.ch02.ledger import ReadLedger
 from chapters.ch02.text_files import load_text
 from chapters.ch02.workspace import Workspace
-from shared.tools import SideEffect, Tool, ToolResult
+from shared.tools import KeyArgument, KeyKind, PydanticTool, SideEffect, ToolResult
 
 PAGE_LINES = 2000
 MAX_LINE_CHARS = 2000
@@ -24,7 +24,7 @@ class ReadFileArgs(BaseModel):
     )
 
 
-def make_read_file_tool(workspace: Workspace, ledger: ReadLedger) -> Tool:
+def make_read_file_tool(workspace: Workspace, ledger: ReadLedger) -> PydanticTool:
     @file_errors_as_results
     def read_file(args: ReadFileArgs) -> ToolResult:
         path = workspace.resolve(args.path)
@@ -35,9 +35,9 @@ def make_read_file_tool(workspace: Workspace, ledger: ReadLedger) -> Tool:
             return ToolResult.failed("not_found", f"{shown} does not exist; glob can find files.")
         text_file = load_text(path)
         ledger.record(path, text_file.digest)
-        return ToolResult("ok", numbered_page(shown, text_file.text, args.offset, args.limit))
+        return ToolResult.success(numbered_page(shown, text_file.text, args.offset, args.limit))
 
-    return Tool(
+    return PydanticTool(
         name="read_file",
         description=(
             "Read a text file in the workspace. Returns numbered lines (line number, tab, text), "
@@ -47,6 +47,8 @@ def make_read_file_tool(workspace: Workspace, ledger: ReadLedger) -> Tool:
         args_model=ReadFileArgs,
         side_effect=SideEffect.READ,
         run=read_file,
+        key=KeyArgument("path", KeyKind.PATH),
+        concurrency_safe=True,
     )
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from chapters.ch02.guard import file_errors_as_results
 from chapters.ch02.text_files import is_binary
 from chapters.ch02.workspace import Workspace
-from shared.tools import SideEffect, Tool, ToolResult
+from shared.tools import KeyArgument, KeyKind, PydanticTool, SideEffect, ToolResult
 
 MAX_GLOB_RESULTS = 100
 MAX_GREP_MATCHES = 200
@@ -45,7 +45,7 @@ class GrepArgs(BaseModel):
 
 def make_search_tools(
     workspace: Workspace, hidden: Callable[[str], bool] | None = None
-) -> list[Tool]:
+) -> list[PydanticTool]:
     """`hidden(relative_path)`: files the walking tools must neither list nor read.
 
     Chapter 3 passes the files its read deny rules cover: a rule that keeps
@@ -74,12 +74,12 @@ def make_search_tools(
         ]
         found.sort(key=lambda item: _mtime(item[0]), reverse=True)
         if not found:
-            return ToolResult("ok", f"ok: no files under {args.path!r} match {args.pattern!r}.")
+            return ToolResult.success(f"ok: no files under {args.path!r} match {args.pattern!r}.")
         lines = [relative for _, relative in found[:MAX_GLOB_RESULTS]]
         header = f"ok: {len(found)} files match {args.pattern!r} (newest first){_hidden(skipped)}"
         if len(found) > MAX_GLOB_RESULTS:
             lines.append(f"[{len(found) - MAX_GLOB_RESULTS} more not shown: narrow the pattern]")
-        return ToolResult("ok", "\n".join([header, *lines]))
+        return ToolResult.success("\n".join([header, *lines]))
 
     @file_errors_as_results
     def grep(args: GrepArgs) -> ToolResult:
@@ -110,14 +110,14 @@ def make_search_tools(
                 if len(matches) < MAX_GREP_MATCHES:
                     matches.append(f"{relative}:{number}: {line[:MAX_GREP_LINE_CHARS]}")
         if not matches:
-            return ToolResult("ok", f"ok: no lines match {args.pattern!r}{_hidden(skipped)}.")
+            return ToolResult.success(f"ok: no lines match {args.pattern!r}{_hidden(skipped)}.")
         header = f"ok: {total} matching lines{_hidden(skipped)}"
         if total > len(matches):
             header += f" (first {len(matches)} shown: narrow with path or glob)"
-        return ToolResult("ok", "\n".join([header, *matches]))
+        return ToolResult.success("\n".join([header, *matches]))
 
     return [
-        Tool(
+        PydanticTool(
             name="glob",
             description=(
                 "Find files in the workspace by name. * matches within one folder name, ** "
@@ -127,8 +127,10 @@ def make_search_tools(
             args_model=GlobArgs,
             side_effect=SideEffect.READ,
             run=glob,
+            key=KeyArgument("path", KeyKind.PATH),
+            concurrency_safe=True,
         ),
-        Tool(
+        PydanticTool(
             name="grep",
             description=(
                 "Search file contents with a Python regular expression. Returns "
@@ -138,6 +140,8 @@ def make_search_tools(
             args_model=GrepArgs,
             side_effect=SideEffect.READ,
             run=grep,
+            key=KeyArgument("path", KeyKind.PATH),
+            concurrency_safe=True,
         ),
     ]
 

@@ -21,7 +21,7 @@ from chapters.ch02.guard import file_errors_as_results
 from chapters.ch02.ledger import ReadLedger
 from chapters.ch02.text_files import NEW_FILE, TextFile, atomic_write, digest_of, load_text
 from chapters.ch02.workspace import Workspace
-from shared.tools import SideEffect, Tool, ToolResult
+from shared.tools import KeyArgument, KeyKind, PydanticTool, SideEffect, ToolResult
 
 
 class WriteFileArgs(BaseModel):
@@ -58,10 +58,10 @@ class PlannedWrite:
         data = self.before.encode(self.after)
         atomic_write(self.path, data)
         ledger.record(self.path, digest_of(data))  # the agent knows what it just wrote
-        return ToolResult("ok", f"ok: {self.summary}; {self.shown} now has {_count(self.after)}.")
+        return ToolResult.success(f"ok: {self.summary}; {self.shown} now has {_count(self.after)}.")
 
 
-def make_write_tools(workspace: Workspace, ledger: ReadLedger) -> list[Tool]:
+def make_write_tools(workspace: Workspace, ledger: ReadLedger) -> list[PydanticTool]:
     @file_errors_as_results
     def plan_write(args: WriteFileArgs) -> PlannedWrite | ToolResult:
         path, shown = _target(workspace, args.path)
@@ -116,15 +116,16 @@ def make_write_tools(workspace: Workspace, ledger: ReadLedger) -> list[Tool]:
         description: str,
         args_model: type[BaseModel],
         plan: Callable[[Any], PlannedWrite | ToolResult],
-    ) -> Tool:
+    ) -> PydanticTool:
         """A write tool: the plan's diff is the preview; running plans again, then applies."""
-        return Tool(
+        return PydanticTool(
             name=name,
             description=description,
             args_model=args_model,
             side_effect=SideEffect.WRITE,
             run=lambda args: applied(plan(args)),
             preview=lambda args: previewed(plan(args)),
+            key=KeyArgument("path", KeyKind.PATH),
         )
 
     return [

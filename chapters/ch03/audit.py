@@ -2,7 +2,9 @@
 
 Each line is flushed before the call goes on, so the record exists even if
 the process dies a moment later. If the line cannot be written, the call is
-denied: no record, no action.
+denied: no record, no action. A call that ran gets a second line with its
+outcome (`"outcome": "ok"`, or the failure's keyword), so an allow the tool
+itself then refused, such as a path outside the workspace, is visible too.
 """
 
 from __future__ import annotations
@@ -27,14 +29,23 @@ class AuditLog:
     def record(
         self, *, call_id: str, tool: str, key: str | None, decision: str, source: str
     ) -> None:
-        line = {
-            "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
-            "tool_call_id": call_id,
-            "tool": tool,
-            "key": key,
-            "decision": decision,
-            "source": source,
-        }
+        """A decision, before the call goes on."""
+        self._write(
+            {
+                "tool_call_id": call_id,
+                "tool": tool,
+                "key": key,
+                "decision": decision,
+                "source": source,
+            }
+        )
+
+    def record_outcome(self, *, call_id: str, tool: str, key: str | None, outcome: str) -> None:
+        """What came of a call that ran: "ok", or the keyword of its failure."""
+        self._write({"tool_call_id": call_id, "tool": tool, "key": key, "outcome": outcome})
+
+    def _write(self, record: dict[str, str | None]) -> None:
+        line = {"time": datetime.now(UTC).isoformat(timespec="milliseconds"), **record}
         try:
             if self._file is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,59 +1,30 @@
-"""The command line of chapter 3: chapter 2's, plus --mode, --allow, --deny, and `check`."""
+"""The command line of chapter 3: chapter 2's options, plus --mode, --allow, --deny, and `check`.
+
+Extends: chapters/ch02/cli.py
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 
-from chapters.ch01.cli import Session, run_session
-from chapters.ch01.loop import DEFAULT_MAX_TURNS, run_agent
-from chapters.ch02.cli import choose_workspace, workspace_option
-from chapters.ch02.prompt import SYSTEM_PROMPT
+from chapters.ch01.loop import run_agent
+from chapters.ch02.options import choose_workspace
 from chapters.ch02.toolset import make_tools
-from chapters.ch02.workspace import Workspace
+from chapters.ch03.agent import build_agent
 from chapters.ch03.asking import TerminalAsker
 from chapters.ch03.audit import AUDIT_FILE, AuditLog
+from chapters.ch03.check import make_check_command
 from chapters.ch03.demo import DEMO_PROMPT, demo_model, make_demo_workspace
-from chapters.ch03.gate import PermissionGate
-from chapters.ch03.policy import Mode, Policy
-from chapters.ch03.rules import KEY_ARGUMENTS, Rule, RuleError
-from chapters.ch03.settings import load_policy
-from shared.cli import FriendlyCommand, common_options, require_prompt, working_directory
+from chapters.ch03.options import policy_from_options, policy_options
+from shared.agent import DEFAULT_MAX_TURNS
+from shared.cli import FriendlyCommand, Session, common_options, require_prompt, run_session
 from shared.completion import ModelClient
 from shared.console import Console
-from shared.tools import ToolRegistry
 
 PROG_NAME = "python -m chapters.ch03"
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def policy_options(function: F) -> F:
-    """--workspace, --mode, --allow, --deny: shared by the agent and by `check`."""
-    for option in reversed(
-        [
-            workspace_option,
-            click.option(
-                "--mode",
-                type=click.Choice([m.value for m in Mode]),
-                help="default (reads allowed), accept-edits (writes too), plan (read-only), "
-                "bypass (all but deny rules). Default: the settings' defaultMode, else default.",
-            ),
-            click.option(
-                "--allow",
-                multiple=True,
-                metavar="RULE",
-                help="Allow rule, e.g. 'shell(git status)'.",
-            ),
-            click.option(
-                "--deny", multiple=True, metavar="RULE", help="Deny rule, e.g. 'shell(rm:*)'."
-            ),
-        ]
-    ):
-        function = option(function)
-    return function
 
 
 @click.command(
@@ -75,91 +46,28 @@ def command(
 ) -> None:
     require_prompt(prompt, demo)
     root = choose_workspace(demo, workspace, make_demo_workspace)
-    policy = load_chapter_policy(root, mode, allow, deny)  # exit 2 if malformed
-    tools = make_tools(root, hidden=policy.hides)  # grep and glob honour read deny rules
+    policy = policy_from_options(root, make_tools(root), mode, allow, deny)  # exit 2 if malformed
 
-    def run(task: str, model: ModelClient, console: Console, max_turns: int) -> str:
+    def run(task: str, model: ModelClient, console: Console) -> str:
         console.info(f"mode: {policy.mode} · audit: {AUDIT_FILE.as_posix()}")
-        audit = AuditLog(root.root / AUDIT_FILE)
-        gate = PermissionGate(policy, TerminalAsker(console), audit, console)
-        return run_agent(
-            task,
+        agent = build_agent(
             model=model,
-            tools=tools,
             console=console,
+            asker=TerminalAsker(console),
+            workspace=root,
+            policy=policy,
+            audit=AuditLog(root.root / AUDIT_FILE),
             max_turns=max_turns,
-            system_prompt=SYSTEM_PROMPT,
-            handle_call=gate,
         )
+        return run_agent(task, agent)
 
     session = Session(
         chapter=3, folder=root.root, demo_model=demo_model, demo_prompt=DEMO_PROMPT, run=run
     )
-    run_session(session, prompt=prompt, max_turns=max_turns, trace=trace, demo=demo)
+    run_session(session, prompt=prompt, trace=trace, demo=demo)
 
 
-def make_check_command(
-    chapter_tools: Callable[[Workspace], ToolRegistry] = make_tools,
-) -> click.Command:
-    """`permissions check` for a chapter whose tools are `chapter_tools(workspace)`."""
-
-    @click.command(name="check", cls=FriendlyCommand)
-    @click.argument("call_text", metavar="'TOOL(ARGUMENT)'")
-    @policy_options
-    def check_command(
-        call_text: str,
-        workspace: Path | None,
-        mode: str | None,
-        allow: tuple[str, ...],
-        deny: tuple[str, ...],
-    ) -> None:
-        """Print what the policy decides for a call, and why, without running anything.
-
-        \b
-          check 'shell(git push origin main)'
-          check 'read_file(secrets/token.txt)' --mode plan
-        """
-        root = Workspace(workspace or working_directory())
-        tools = chapter_tools(root).snapshot()  # for names and side effects; nothing runs
-        policy = load_chapter_policy(root, mode, allow, deny, more_tools=tools.names)
-        try:
-            parsed = Rule.parse(call_text, "check", tools.names)
-        except RuleError as error:
-            raise click.UsageError(f"{error}") from None
-        tool = tools.get(parsed.tool)
-        assert tool is not None  # Rule.parse accepted only known tools
-        arguments = {KEY_ARGUMENTS[parsed.tool]: parsed.spec} if parsed.spec is not None else {}
-        call = policy.call(parsed.tool, tool.side_effect, arguments)
-        verdict = policy.decide(call)
-        click.echo(f"{verdict.decision}: {call.shown}")
-        click.echo(f"  because: {verdict.source}")
-        click.echo(f"  mode: {policy.mode}")
-
-    return check_command
-
-
-check_command = make_check_command()
-
-
-def load_chapter_policy(
-    root: Workspace,
-    mode: str | None,
-    allow: Sequence[str],
-    deny: Sequence[str],
-    more_tools: Sequence[str] = (),
-) -> Policy:
-    """The policy for this workspace: both settings files, then the flags.
-
-    Rules may name chapter 2's tools, plus `more_tools` that a later chapter adds.
-    """
-    return load_policy(
-        root,
-        Path.home(),
-        known_tools=(*make_tools(root).snapshot().names, *more_tools),
-        mode=Mode(mode) if mode else None,
-        allow=allow,
-        deny=deny,
-    )
+check_command = make_check_command(make_tools)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,9 +1,13 @@
-"""Step 4 of the loop with a policy in it: prepare, decide, record, maybe ask, run.
+"""Step 4 with a policy in it: decide, record, maybe ask; afterwards, record what happened.
 
 Chapter 1's step 4 asked the human about every call with a side effect. Here
 the policy decides first; only its `ask` reaches the human. Every decision is
 written to the audit log before anything runs, and a decision that cannot be
-written is a deny.
+written is a deny. After a call ran, its outcome is recorded too, so the log
+says what was allowed and what came of it.
+
+In the call pipeline (shared/calls.py) the gate is both an authorizer and a
+finisher: `CallPipeline(authorize=[gate], finish=[gate])`.
 """
 
 from __future__ import annotations
@@ -12,42 +16,36 @@ from dataclasses import dataclass
 
 from chapters.ch03.asking import Asker, HumanAnswer
 from chapters.ch03.audit import AuditError, AuditLog
-from chapters.ch03.policy import Call, Decision, Policy, Verdict
+from chapters.ch03.policy import Call, Policy, Verdict
 from shared.approval import ApprovalRequest
+from shared.calls import PendingCall
 from shared.console import Console
-from shared.messages import ToolCall
-from shared.tools import PreparedCall, ToolResult, ToolSnapshot
+from shared.decisions import Decision
+from shared.tools import PreparedCall, ToolResult
 
 
 @dataclass
 class PermissionGate:
-    """A `CallHandler` for chapter 1's loop: `run_agent(..., handle_call=gate)`."""
-
     policy: Policy
     asker: Asker
     audit: AuditLog
     console: Console
 
-    def __call__(self, call: ToolCall, snapshot: ToolSnapshot) -> ToolResult:
-        prepared = snapshot.prepare(call)  # invalid calls never reach the policy
-        result = prepared if isinstance(prepared, ToolResult) else self.decide(prepared)
-        self.console.tool_result(call.function.name, result.status, result.content)
-        return result
-
-    def decide(self, prepared: PreparedCall, hook: Verdict | None = None) -> ToolResult:
-        """Decide, record, maybe ask, then run; `hook` is a PreToolUse hook's say (chapter 4)."""
-        tool = prepared.tool
-        call = self.policy.call(tool.name, tool.side_effect, prepared.args.model_dump())
-        verdict = self.policy.decide(call, hook)
+    def authorize(self, pending: PendingCall) -> ToolResult | None:
+        """Decide, record, maybe ask. None: the call may run; a result: it may not."""
+        prepared = pending.prepared
+        call = self.policy.call(prepared.tool, prepared.arguments.plain, prepared.call.id)
+        verdict = self.policy.decide(call)
         if not self._recorded(prepared, call, verdict.decision, verdict.source):
             return _unrecorded()
         if verdict.decision is Decision.DENY:
             return _denied(call, verdict)
         if verdict.decision is Decision.ASK:
+            tool = prepared.tool
             request = ApprovalRequest(
                 tool_name=tool.name,
                 reason=f"{tool.side_effect.approval_reason} · policy: {verdict.source}",
-                arguments=prepared.args.model_dump(),
+                arguments=prepared.arguments.plain,
                 preview=prepared.preview,
             )
             answer = self._ask(request)
@@ -59,7 +57,20 @@ class PermissionGate:
                 return _unrecorded()
             if not answer.approved:
                 return _refused(answer.feedback)
-        return prepared.invoke()
+        return None
+
+    def finish(self, pending: PendingCall, result: ToolResult, ran: bool) -> ToolResult:
+        """Record the outcome of a call that ran (a denied one has its deny line already)."""
+        if ran:
+            prepared = pending.prepared
+            call = self.policy.call(prepared.tool, prepared.arguments.plain, prepared.call.id)
+            try:
+                self.audit.record_outcome(
+                    call_id=prepared.call.id, tool=call.tool, key=call.key, outcome=result.keyword
+                )
+            except AuditError as error:  # it ran already: say so, loudly
+                self.console.error(f"{error}; the outcome of {call.shown} is not in the log")
+        return result
 
     def _ask(self, request: ApprovalRequest) -> HumanAnswer:
         try:
@@ -87,13 +98,11 @@ class PermissionGate:
 
 def _denied(call: Call, verdict: Verdict) -> ToolResult:
     if verdict.source.startswith("mode plan"):
-        return ToolResult.failed(
-            "denied",
+        return ToolResult.denied(
             "plan mode is read-only: writes and shell commands are not allowed, so this call "
             "did not run. Read what you need, then answer with your plan in plain text.",
         )
-    return ToolResult.failed(
-        "denied",
+    return ToolResult.denied(
         f"{call.shown} is not allowed ({verdict.source}), so it did not run; asking again "
         "will be denied too. Take a different approach, or tell the user it is not allowed.",
     )
@@ -101,14 +110,12 @@ def _denied(call: Call, verdict: Verdict) -> ToolResult:
 
 def _refused(feedback: str) -> ToolResult:
     said = f" The human said: {feedback}" if feedback else ""
-    return ToolResult.failed(
-        "denied",
+    return ToolResult.denied(
         f"the human refused this call, so it did not run; asking again will be refused too.{said}",
     )
 
 
 def _unrecorded() -> ToolResult:
-    return ToolResult.failed(
-        "denied",
+    return ToolResult.denied(
         "the decision could not be written to the audit log, so the call did not run.",
     )

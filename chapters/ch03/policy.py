@@ -4,38 +4,37 @@ Each layer answers allow, deny, ask, or passthrough ("no opinion: next layer").
 The order is the whole design:
 
     1. deny rules                 a deny always wins, in every mode
-    2. plan mode                  read-only: anything that is not a read is denied
-    3. rules the human added      answered "a" (always) during this run
+    2. plan mode                  read-only: anything that changes something is denied
+    3. your answers               calls the human answered "a" (always) during this run
     4. ask rules                  (not in bypass mode)
-    5. allow rules                for shell: every part allowed, nothing not understood
-    6. the mode's default         default: reads; accept-edits: reads and writes; bypass: all
+    5. allow rules                for a command: every part allowed, nothing not understood
+    6. the mode                   default: reads; accept-edits: reads and writes; bypass: all
     7. nothing had an opinion     ask
 
-A shell command is decided per part (`shell_split.py`): any part a deny rule
-matches denies the whole; an ask rule on any part asks; allow rules allow only
-when every part is allowed and the splitter understood the whole command.
-Any exception while deciding is a deny: a policy that cannot decide must not
-let the call through.
+A command (a tool whose key argument is a command line, like shell's) is
+decided per part (`shell_split.py`): any part a deny rule matches denies the
+whole; an ask rule on any part asks; allow rules allow only when every part is
+allowed and the splitter understood the whole command. Any exception while
+deciding is a deny: a policy that cannot decide must not let the call through.
+
+Something else that judges calls can take part by adding a layer of its own
+right after one of the named layers (`with_layer`); nothing it adds comes
+before the deny rules.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from chapters.ch02.workspace import PathOutsideWorkspace, Workspace
-from chapters.ch03.rules import KEY_ARGUMENTS, Rule, exact_rule
+from chapters.ch03.rules import Rule, exact_rule
 from chapters.ch03.shell_split import split_command
-from shared.tools import SideEffect
-
-
-class Decision(StrEnum):
-    ALLOW = "allow"
-    DENY = "deny"
-    ASK = "ask"
-    PASSTHROUGH = "passthrough"
+from shared.decisions import Decision
+from shared.tools import KeyKind, SideEffect, Tool
 
 
 class Mode(StrEnum):
@@ -45,12 +44,14 @@ class Mode(StrEnum):
     BYPASS = "bypass"
 
 
+CHANGES_NOTHING = {SideEffect.READ, SideEffect.STATE}  # the agent's own plan is not the machine
 MODE_ALLOWS = {
-    Mode.DEFAULT: {SideEffect.READ},
-    Mode.ACCEPT_EDITS: {SideEffect.READ, SideEffect.WRITE},
-    Mode.PLAN: {SideEffect.READ},
-    Mode.BYPASS: {SideEffect.READ, SideEffect.WRITE, SideEffect.EXECUTE},
+    Mode.DEFAULT: CHANGES_NOTHING,
+    Mode.ACCEPT_EDITS: CHANGES_NOTHING | {SideEffect.WRITE},
+    Mode.PLAN: CHANGES_NOTHING,
+    Mode.BYPASS: CHANGES_NOTHING | {SideEffect.WRITE, SideEffect.EXECUTE},
 }
+LAYERS = ("deny rules", "plan mode", "your answers", "ask rules", "allow rules", "mode")
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,16 @@ class Call:
     tool: str
     side_effect: SideEffect
     key: str | None  # the command, or the workspace-relative path; None if the tool has none
+    kind: KeyKind | None = None  # how rules read the key
+    call_id: str = ""  # the tool_call id, so a layer added from outside can find its notes
+    outside: str | None = None  # why the workspace boundary will refuse this path, if it will
 
     @property
     def shown(self) -> str:
         return self.tool if self.key is None else f"{self.tool}({self.key})"
+
+
+Layer = Callable[[Call], Verdict]
 
 
 @dataclass
@@ -84,30 +91,36 @@ class Policy:
     ask: Sequence[Rule] = ()
     allow: Sequence[Rule] = ()
     added: list[Rule] = field(default_factory=list)  # "always" answers of this run
+    extra: list[tuple[str, Layer]] = field(default_factory=list)  # (after which layer, layer)
 
-    def call(self, tool: str, side_effect: SideEffect, arguments: Mapping[str, Any]) -> Call:
+    def call(self, tool: Tool, arguments: Mapping[str, Any], call_id: str = "") -> Call:
         """The key argument as rules see it: a command, or a workspace-relative path."""
-        name = KEY_ARGUMENTS.get(tool)
-        raw = arguments.get(name) if name else None
-        if raw is None or tool == "shell":
-            return Call(tool, side_effect, raw)
+        key = tool.key
+        raw = arguments.get(key.name) if key else None
+        if key is None or raw is None:
+            return Call(tool.name, tool.side_effect, None, None, call_id)
+        text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+        if key.kind is not KeyKind.PATH:
+            return Call(tool.name, tool.side_effect, text, key.kind, call_id)
         try:
-            return Call(tool, side_effect, self.workspace.relative(self.workspace.resolve(raw)))
-        except PathOutsideWorkspace:
-            return Call(tool, side_effect, raw)  # the tool itself will refuse it
+            relative = self.workspace.relative(self.workspace.resolve(text))
+        except PathOutsideWorkspace as error:  # the tool itself will refuse it
+            return Call(tool.name, tool.side_effect, text, key.kind, call_id, outside=str(error))
+        return Call(tool.name, tool.side_effect, relative, key.kind, call_id)
 
-    def decide(self, call: Call, hook: Verdict | None = None) -> Verdict:
-        """The first layer with an opinion decides; an error in any layer denies.
+    def with_layer(self, after: str, layer: Layer) -> Policy:
+        """This policy with one more judge, heard right after the layer named `after`.
 
-        `hook` is what a PreToolUse hook said (chapter 4): it is heard after the
-        deny rules and plan mode, which no hook can override. A hook's deny comes
-        before the human's "always" answers; its allow or ask comes after them.
+        The rules and this run's "always" answers stay shared with this policy.
         """
+        if after not in LAYERS:
+            raise ValueError(f"no layer named {after!r}; layers: {', '.join(LAYERS)}")
+        return replace(self, extra=[*self.extra, (after, layer)])
+
+    def decide(self, call: Call) -> Verdict:
+        """The first layer with an opinion decides; an error in any layer denies."""
         try:
-            layers = self._layers()
-            if hook is not None:
-                layers.insert(2 if hook.decision is Decision.DENY else 3, lambda call: hook)
-            for layer in layers:
+            for layer in self._layers():
                 verdict = layer(call)
                 if verdict.decision is not Decision.PASSTHROUGH:
                     return verdict
@@ -123,23 +136,35 @@ class Policy:
 
     def always_allow(self, call: Call) -> Rule:
         """The human answered "a": allow exactly this tool and key for the rest of the run."""
-        rule = exact_rule(call.tool, call.key, "your answer in this run")
+        rule = exact_rule(call.tool, call.key, call.kind, "your answer in this run")
         self.added.append(rule)
         return rule
 
-    def _layers(self) -> list[Callable[[Call], Verdict]]:
-        return [
-            lambda call: _first_part_match(call, self.deny, Decision.DENY),
-            self._plan_mode,
-            self._added_by_human,
-            lambda call: (
-                PASS
-                if self.mode is Mode.BYPASS
-                else _first_part_match(call, self.ask, Decision.ASK)
-            ),
-            lambda call: _all_parts_match(call, self.allow),
-            self._mode_default,
-        ]
+    def _layers(self) -> list[Layer]:
+        """The layers in the order they are heard, each followed by any added after it."""
+        layers: list[Layer] = []
+        for name, layer in [
+            ("deny rules", self._deny_rules),
+            ("plan mode", self._plan_mode),
+            ("your answers", self._added_by_human),
+            ("ask rules", self._ask_rules),
+            ("allow rules", self._allow_rules),
+            ("mode", self._mode_default),
+        ]:
+            layers.append(layer)
+            layers += [extra for after, extra in self.extra if after == name]
+        return layers
+
+    def _deny_rules(self, call: Call) -> Verdict:
+        return _first_part_match(call, self.deny, Decision.DENY)
+
+    def _ask_rules(self, call: Call) -> Verdict:
+        if self.mode is Mode.BYPASS:
+            return PASS
+        return _first_part_match(call, self.ask, Decision.ASK)
+
+    def _allow_rules(self, call: Call) -> Verdict:
+        return _all_parts_match(call, self.allow)
 
     def _added_by_human(self, call: Call) -> Verdict:
         """The exact call the human allowed "always": compared whole, parts or not."""
@@ -148,11 +173,13 @@ class Policy:
 
     def _why_ask(self, call: Call) -> str:
         """Name what kept a call from being allowed, so the human sees what to add."""
-        if call.tool == "shell" and call.key is not None:
+        if call.kind is KeyKind.COMMAND and call.key is not None:
             split = split_command(call.key)
             if not split.understood:
                 return f"not fully understood, so never auto-allowed: {', '.join(split.reasons)}"
-            missing = [p for p in split.parts if not any(r.matches("shell", p) for r in self.allow)]
+            missing = [
+                p for p in split.parts if not any(r.matches(call.tool, p) for r in self.allow)
+            ]
             if len(split.parts) > 1 and len(missing) < len(split.parts):
                 return (
                     f"not every part is allowed: no allow rule for {', '.join(map(repr, missing))}"
@@ -160,7 +187,7 @@ class Policy:
         return f"no rule matched, and mode {self.mode} does not allow {call.side_effect} calls"
 
     def _plan_mode(self, call: Call) -> Verdict:
-        if self.mode is Mode.PLAN and call.side_effect is not SideEffect.READ:
+        if self.mode is Mode.PLAN and call.side_effect not in CHANGES_NOTHING:
             return Verdict(Decision.DENY, "mode plan (read-only)")
         return PASS
 
@@ -171,8 +198,8 @@ class Policy:
 
 
 def _parts(call: Call) -> tuple[tuple[str | None, ...], bool]:
-    """A shell command's parts and whether they were understood; any other key as one part."""
-    if call.tool == "shell" and call.key is not None:
+    """A command's parts and whether they were understood; any other key as one part."""
+    if call.kind is KeyKind.COMMAND and call.key is not None:
         split = split_command(call.key)
         return split.parts or (call.key,), split.understood
     return (call.key,), True

@@ -15,7 +15,7 @@ worse than none.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.policy import Mode, Policy
-from chapters.ch03.rules import Rule, RuleError
+from chapters.ch03.rules import KnownTools, Rule, RuleError
 from shared.errors import ConfigError
 
 M = TypeVar("M", bound=BaseModel)
@@ -51,7 +51,7 @@ def load_policy(
     workspace: Workspace,
     home: Path,
     *,
-    known_tools: Collection[str],
+    known_tools: KnownTools,
     mode: Mode | None = None,
     allow: Sequence[str] = (),
     deny: Sequence[str] = (),
@@ -99,6 +99,11 @@ def read_settings(path: Path, shown: str, model: type[M]) -> M:
         ) from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{shown}: cannot be read ({error})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{shown}: must hold one JSON object, such as "
+            f'{{"permissions": {{"allow": ["shell(git status)"]}}}}; it holds a {_json_type(data)}'
+        )
     try:
         return model.model_validate(data)
     except ValidationError as error:
@@ -108,7 +113,12 @@ def read_settings(path: Path, shown: str, model: type[M]) -> M:
         raise ConfigError(f"{shown}: {where}: {message}") from None
 
 
-def _rule(text: str, shown: str, where: str, known_tools: Collection[str]) -> Rule:
+def _json_type(data: object) -> str:
+    names = {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}
+    return "null" if data is None else names.get(type(data), type(data).__name__)
+
+
+def _rule(text: str, shown: str, where: str, known_tools: KnownTools) -> Rule:
     try:
         return Rule.parse(text, shown, known_tools)
     except RuleError as error:

@@ -1,4 +1,7 @@
-"""The command line of chapter 4: chapter 3's, with the hooks from the settings files."""
+"""The command line of chapter 4: chapter 3's, with the hooks from the settings files.
+
+Extends: chapters/ch03/cli.py
+"""
 
 from __future__ import annotations
 
@@ -7,24 +10,19 @@ from pathlib import Path
 
 import click
 
-from chapters.ch01.cli import Session, run_session
-from chapters.ch01.loop import DEFAULT_MAX_TURNS
-from chapters.ch02.cli import choose_workspace
-from chapters.ch02.prompt import SYSTEM_PROMPT
+from chapters.ch01.loop import run_agent
+from chapters.ch02.options import choose_workspace
 from chapters.ch02.toolset import make_tools
-from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import TerminalAsker
 from chapters.ch03.audit import AUDIT_FILE, AuditLog
-from chapters.ch03.cli import check_command as check_command
-from chapters.ch03.cli import load_chapter_policy, policy_options
-from chapters.ch03.gate import PermissionGate
-from chapters.ch03.policy import Policy
+from chapters.ch03.check import make_check_command
+from chapters.ch03.options import policy_from_options, policy_options
+from chapters.ch04.agent import build_agent
 from chapters.ch04.demo import DEMO_PROMPT, demo_model, make_demo_workspace
-from chapters.ch04.gate import HookedGate
 from chapters.ch04.hooks import Hooks
-from chapters.ch04.loop import run_agent
 from chapters.ch04.settings import load_hooks
-from shared.cli import FriendlyCommand, common_options, require_prompt
+from shared.agent import DEFAULT_MAX_TURNS
+from shared.cli import FriendlyCommand, Session, common_options, require_prompt, run_session
 from shared.completion import ModelClient
 from shared.console import Console
 
@@ -50,35 +48,31 @@ def command(
 ) -> None:
     require_prompt(prompt, demo)
     root = choose_workspace(demo, workspace, make_demo_workspace)
-    policy = load_chapter_policy(root, mode, allow, deny)  # exit 2 if malformed
+    policy = policy_from_options(root, make_tools(root), mode, allow, deny)  # exit 2 if malformed
     hooks = Hooks(load_hooks(root, Path.home()))  # exit 2 if malformed
-    tools = make_tools(root, hidden=policy.hides)
 
-    def run(task: str, model: ModelClient, console: Console, max_turns: int) -> str:
-        return run_agent(
-            task,
+    def run(task: str, model: ModelClient, console: Console) -> str:
+        counts = ", ".join(f"{e}: {n}" for e, n in hooks.counts().items()) or "none"
+        console.info(f"mode: {policy.mode} · audit: {AUDIT_FILE.as_posix()} · hooks: {counts}")
+        agent = build_agent(
             model=model,
-            tools=tools,
-            handle_call=hooked_gate(root, policy, hooks, console),
-            hooks=hooks,
-            workspace=root,
             console=console,
-            system_prompt=SYSTEM_PROMPT,
+            asker=TerminalAsker(console),
+            workspace=root,
+            policy=policy,
+            audit=AuditLog(root.root / AUDIT_FILE),
+            hooks=hooks,
             max_turns=max_turns,
         )
+        return run_agent(task, agent)
 
     session = Session(
         chapter=4, folder=root.root, demo_model=demo_model, demo_prompt=DEMO_PROMPT, run=run
     )
-    run_session(session, prompt=prompt, max_turns=max_turns, trace=trace, demo=demo)
+    run_session(session, prompt=prompt, trace=trace, demo=demo)
 
 
-def hooked_gate(root: Workspace, policy: Policy, hooks: Hooks, console: Console) -> HookedGate:
-    """Chapter 3's gate inside the hooks, after one line that says how both are set up."""
-    counts = ", ".join(f"{e}: {n}" for e, n in hooks.counts().items()) or "none"
-    console.info(f"mode: {policy.mode} · audit: {AUDIT_FILE.as_posix()} · hooks: {counts}")
-    gate = PermissionGate(policy, TerminalAsker(console), AuditLog(root.root / AUDIT_FILE), console)
-    return HookedGate(gate, hooks, root)
+check_command = make_check_command(make_tools)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

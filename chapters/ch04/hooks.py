@@ -29,7 +29,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from chapters.ch03.policy import Decision
+from shared.decisions import Decision
 from shared.process import IS_WINDOWS, CommandOutcome, run_command
 
 

@@ -1,31 +1,31 @@
-"""The command line of chapter 5: chapter 4's, plus the plan, its tool, and its view."""
+"""The command line of chapter 5: chapter 4's, plus --remind-after.
+
+Extends: chapters/ch04/cli.py
+"""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
 
-from chapters.ch01.cli import Session, run_session
-from chapters.ch01.loop import DEFAULT_MAX_TURNS
-from chapters.ch02.cli import choose_workspace
-from chapters.ch02.toolset import make_tools
-from chapters.ch02.workspace import Workspace
-from chapters.ch03.cli import load_chapter_policy, make_check_command, policy_options
-from chapters.ch04.cli import hooked_gate
+from chapters.ch01.loop import run_agent
+from chapters.ch02.options import choose_workspace
+from chapters.ch03.asking import TerminalAsker
+from chapters.ch03.audit import AUDIT_FILE, AuditLog
+from chapters.ch03.check import make_check_command
+from chapters.ch03.options import policy_from_options, policy_options
 from chapters.ch04.hooks import Hooks
 from chapters.ch04.settings import load_hooks
+from chapters.ch05.agent import build_agent, chapter_tools
 from chapters.ch05.demo import DEMO_PROMPT, demo_model, make_demo_workspace
-from chapters.ch05.loop import run_agent
-from chapters.ch05.prompt import SYSTEM_PROMPT
-from chapters.ch05.todo import REMIND_AFTER, TODO_TOOL, TodoPlan, make_todo_tool
-from chapters.ch05.view import plan_view
-from shared.cli import FriendlyCommand, common_options, require_prompt
+from chapters.ch05.todo import REMIND_AFTER, TodoPlan
+from shared.agent import DEFAULT_MAX_TURNS
+from shared.cli import FriendlyCommand, Session, common_options, require_prompt, run_session
 from shared.completion import ModelClient
 from shared.console import Console, is_terminal
-from shared.tools import ToolRegistry
 
 PROG_NAME = "python -m chapters.ch05"
 DEMO_PAUSE = 0.8  # seconds per scripted reply in a terminal, to watch the plan under the spinner
@@ -58,25 +58,24 @@ def command(
 ) -> None:
     require_prompt(prompt, demo)
     root = choose_workspace(demo, workspace, make_demo_workspace)
-    policy = load_chapter_policy(root, mode, allow, deny, more_tools=[TODO_TOOL])
+    policy = policy_from_options(root, chapter_tools(root), mode, allow, deny)  # exit 2 if bad
     hooks = Hooks(load_hooks(root, Path.home()))  # exit 2 if malformed
 
-    def run(task: str, model: ModelClient, console: Console, max_turns: int) -> str:
-        plan = TodoPlan(remind_after=remind_after)
-        tools = chapter_tools(root, plan, hidden=policy.hides)
-        console.show_below_spinner(lambda: plan_view(plan))
-        return run_agent(
-            task,
+    def run(task: str, model: ModelClient, console: Console) -> str:
+        counts = ", ".join(f"{e}: {n}" for e, n in hooks.counts().items()) or "none"
+        console.info(f"mode: {policy.mode} · audit: {AUDIT_FILE.as_posix()} · hooks: {counts}")
+        agent = build_agent(
             model=model,
-            tools=tools,
-            handle_call=hooked_gate(root, policy, hooks, console),
-            hooks=hooks,
-            workspace=root,
-            plan=plan,
             console=console,
-            system_prompt=SYSTEM_PROMPT,
+            asker=TerminalAsker(console),
+            workspace=root,
+            policy=policy,
+            audit=AuditLog(root.root / AUDIT_FILE),
+            hooks=hooks,
+            plan=TodoPlan(remind_after=remind_after),
             max_turns=max_turns,
         )
+        return run_agent(task, agent)
 
     def paced_demo_model() -> ModelClient:
         return demo_model(pause=DEMO_PAUSE if is_terminal(sys.stderr) else 0.0)
@@ -84,16 +83,7 @@ def command(
     session = Session(
         chapter=5, folder=root.root, demo_model=paced_demo_model, demo_prompt=DEMO_PROMPT, run=run
     )
-    run_session(session, prompt=prompt, max_turns=max_turns, trace=trace, demo=demo)
-
-
-def chapter_tools(
-    root: Workspace, plan: TodoPlan | None = None, hidden: Callable[[str], bool] | None = None
-) -> ToolRegistry:
-    """Chapter 2's tools, plus `todo_write` on `plan` (`check` only looks at their names)."""
-    tools = make_tools(root, hidden=hidden)
-    tools.register(make_todo_tool(plan or TodoPlan()))
-    return tools
+    run_session(session, prompt=prompt, trace=trace, demo=demo)
 
 
 check_command = make_check_command(chapter_tools)

@@ -22,7 +22,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from shared.tools import SideEffect, Tool, ToolResult
+from shared.tools import PydanticTool, SideEffect, ToolResult
 
 TODO_TOOL = "todo_write"
 MAX_ITEMS = 30
@@ -151,22 +151,23 @@ DESCRIPTION = (
 )
 
 
-def make_todo_tool(plan: TodoPlan) -> Tool:
+def make_todo_tool(plan: TodoPlan) -> PydanticTool:
     """`todo_write`: replaces the plan and answers with it, rendered.
 
-    Its side effect is on the agent's own state, not on the machine, so the
-    policy treats it as a read: allowed in every mode, plan mode included.
+    Its side effect is on the agent's own state, not on the machine
+    (`SideEffect.STATE`): nobody is asked, and the policy allows it in every
+    mode, plan mode included.
     """
 
     def write(args: TodoArgs) -> ToolResult:
         plan.replace(args.todos)
-        return ToolResult("ok", f"{plan.render()}\n{_next_step(plan)}")
+        return ToolResult.success(f"{plan.render()}\n{_next_step(plan)}")
 
-    return Tool(
+    return PydanticTool(
         name=TODO_TOOL,
         description=DESCRIPTION,
         args_model=TodoArgs,
-        side_effect=SideEffect.READ,
+        side_effect=SideEffect.STATE,
         run=write,
     )
 

@@ -12,10 +12,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chapters.ch01.loop import DEFAULT_MAX_TURNS, run_agent
+from chapters.ch01.approve import AskHuman
+from chapters.ch01.loop import run_agent
 from chapters.ch01.prompt import SYSTEM_PROMPT
 from chapters.ch01.shell_tool import make_shell_tool
+from shared.agent import DEFAULT_MAX_TURNS, AgentSpec
 from shared.approval import ScriptedApprover
+from shared.calls import CallPipeline
 from shared.console import Console
 from shared.messages import Message, ToolMessage
 from shared.process import CommandOutcome, Shell
@@ -77,17 +80,19 @@ class Harness:
         self.system_prompt = system_prompt
         self.history: list[Message] = []
 
-    def run(self, prompt: str = "do the task", max_turns: int = DEFAULT_MAX_TURNS) -> str:
-        return run_agent(
-            prompt,
+    def agent(self, max_turns: int = DEFAULT_MAX_TURNS) -> AgentSpec:
+        """Chapter 1's agent, as chapters/ch01/agent.py builds it, around the scripted parts."""
+        return AgentSpec(
             model=self.model,
             tools=self.tools,
-            approver=self.approver,
+            calls=CallPipeline(authorize=[AskHuman(self.approver, self.console)]),
             console=self.console,
-            max_turns=max_turns,
-            history=self.history,
             system_prompt=self.system_prompt,
+            max_turns=max_turns,
         )
+
+    def run(self, prompt: str = "do the task", max_turns: int = DEFAULT_MAX_TURNS) -> str:
+        return run_agent(prompt, self.agent(max_turns), history=self.history)
 
     def console_text(self) -> str:
         return printed(self.console)

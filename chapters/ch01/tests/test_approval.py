@@ -49,13 +49,25 @@ def test_end_of_input_denies() -> None:
     assert ask("") is False
 
 
-def test_ctrl_c_at_the_prompt_denies() -> None:
-    class Interrupting(io.StringIO):
-        def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
-            raise KeyboardInterrupt
+class Interrupting(io.StringIO):
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
+        raise KeyboardInterrupt
 
+
+def test_ctrl_c_at_the_prompt_is_not_an_answer_it_stops_the_run() -> None:
     approver = TerminalApprover(plain_console(), stdin=Interrupting(), interactive=True)
-    assert approver.approve(REQUEST) is False
+    with pytest.raises(KeyboardInterrupt):
+        approver.approve(REQUEST)
+
+
+def test_ctrl_c_at_the_prompt_sends_no_further_request() -> None:
+    h = Harness(
+        steps=[response(None, [tool_call("c1", "shell", '{"command": "ls"}')]), response("ok")]
+    )
+    h.approver = TerminalApprover(h.console, stdin=Interrupting(), interactive=True)  # type: ignore[assignment]
+    with pytest.raises(KeyboardInterrupt):
+        h.run()
+    assert len(h.model.requests) == 1 and h.runner.commands == []
 
 
 def test_no_terminal_denies_without_reading() -> None:

@@ -41,10 +41,22 @@ def assert_no_traceback(result: Result) -> None:
     assert "Traceback" not in result.stdout + result.stderr
 
 
-def test_no_subcommand() -> None:
-    result = tutorial()
+@pytest.mark.parametrize("args", [[], ["-h"], ["--help"]])
+def test_no_subcommand_shows_the_help(args: list[str]) -> None:
+    result = tutorial(*args)
+    assert result.exit_code == 0
+    assert result.stdout.startswith("Usage: python -m tutorial")
+    assert "python -m tutorial run --chapter 1 --demo" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args", [["--chapter", "1", "--prompt", "x"], ["--prompt", "x"], ["--demo"]]
+)
+def test_options_without_a_subcommand_say_run_is_expected(args: list[str]) -> None:
+    result = tutorial(*args)
     assert result.exit_code == 2
-    assert first_line(result) == "Expected command: run"
+    assert first_line(result).startswith("Expected command: run")
+    assert "python -m tutorial run --chapter 1" in first_line(result)
 
 
 def test_unknown_subcommand() -> None:
@@ -53,15 +65,39 @@ def test_unknown_subcommand() -> None:
     assert first_line(result).startswith("Unknown command: rn. Expected command: run")
 
 
-@pytest.mark.parametrize(
-    "args",
-    [["run"], ["run", "--prompt", "hi"], ["run", "--chapter", "1"], ["run", "--max-turns", "3"]],
-)
+@pytest.mark.parametrize("args", [["run"], ["run", "--prompt", "hi"], ["run", "--max-turns", "3"]])
 def test_chapter_and_prompt_are_both_required(args: list[str]) -> None:
     result = tutorial(*args)
     assert result.exit_code == 2
-    assert first_line(result) == "Both --chapter and --prompt are required"
+    assert first_line(result).startswith("Both --chapter and --prompt are required")
+    assert "--chapter is missing" in first_line(result)
     assert_no_traceback(result)
+
+
+def test_a_missing_prompt_is_named_and_demo_is_offered() -> None:
+    result = tutorial("run", "--chapter", "1")
+    assert result.exit_code == 2
+    assert (
+        first_line(result)
+        == '--prompt is missing: add --prompt "...", or --demo to replay the chapter\'s exchange'
+    )
+    assert_no_traceback(result)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["run", "-h"], ["run", "--chapter", "1", "-h"], ["list", "-h"], ["diff", "-h"]],
+)
+def test_dash_h_is_help_at_every_level(args: list[str]) -> None:
+    result = tutorial(*args)
+    assert result.exit_code == 0, result.stderr
+    assert "Usage:" in result.stdout
+
+
+def test_dash_h_is_help_for_a_chapter_script() -> None:
+    result = chapter("-h")
+    assert result.exit_code == 0
+    assert "--max-turns" in result.stdout
 
 
 @pytest.mark.parametrize("runner", ["tutorial", "chapter"])
@@ -83,9 +119,12 @@ def test_an_unknown_chapter_is_named() -> None:
 
 
 def test_a_planned_chapter_says_it_is_not_written_yet() -> None:
-    result = tutorial("run", "--chapter", "7", "--prompt", "hi")
+    result = tutorial("run", "--chapter", "20", "--prompt", "hi")
     assert result.exit_code == 2
-    assert "Chapter 7 (skills loaded on demand) is planned but not written yet" in result.stderr
+    assert (
+        "Chapter 20 (the capstone: one agent composing them all) is planned but not written yet"
+        in result.stderr
+    )
 
 
 def test_max_turns_must_be_positive() -> None:
@@ -131,7 +170,9 @@ def test_both_entry_points_run_the_same_agent() -> None:
 def test_an_agent_failure_exits_1_with_one_line() -> None:
     result = tutorial("run", "--chapter", "1", "--demo", "--max-turns", "1")
     assert result.exit_code == 1
-    assert result.stderr.strip().splitlines()[-1] == "AgentLimitError: Agent exceeded max_turns=1"
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("AgentLimitError: Agent exceeded max_turns=1: ")
+    assert "Raise --max-turns" in last  # the fix is in the line
     assert_no_traceback(result)
 
 

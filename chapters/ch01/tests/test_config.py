@@ -82,13 +82,18 @@ def test_a_url_that_is_not_http_names_only_the_base_url(url: str, tmp_path: Path
 
 
 @pytest.mark.parametrize(
-    "url",
-    ["https://api.openai.com/v1/chat/completions", "http://localhost:8080/v1/chat/completions/"],
+    ("url", "fixed"),
+    [
+        ("https://api.openai.com/v1/chat/completions", "https://api.openai.com/v1"),
+        ("http://localhost:8080/v1/chat/completions/", "http://localhost:8080/v1"),
+    ],
 )
-def test_a_url_ending_in_chat_completions_gets_the_fix(url: str, tmp_path: Path) -> None:
+def test_a_url_ending_in_chat_completions_gets_the_fix_for_that_url(
+    url: str, fixed: str, tmp_path: Path
+) -> None:
     line = problem({**GOOD, "OPENAI_BASE_URL": url}, tmp_path)
     assert "OPENAI_BASE_URL must not end in /chat/completions" in line
-    assert "Use https://api.openai.com/v1, not https://api.openai.com/v1/chat/completions" in line
+    assert f"Use {fixed}, not {url}" in line  # the user's own URL, not an example
     assert "OPENAI_API_KEY" not in line and "OPENAI_MODEL" not in line
 
 

@@ -19,7 +19,7 @@ from shared.errors import (
 from shared.messages import AssistantMessage, SystemMessage, ToolMessage, UserMessage
 from shared.process import CommandOutcome
 from shared.scripted import response, tool_call
-from shared.tools import SideEffect, Tool, ToolResult
+from shared.tools import PydanticTool, SideEffect, ToolResult
 
 ECHO_42 = '{"command": "echo 42"}'
 
@@ -251,7 +251,7 @@ def test_a_tool_that_raises_still_answers_its_call() -> None:
         raise OSError("disk on fire")
 
     h = Harness(steps=[response(None, [tool_call("call_1", "boom", "{}")]), response("ok")])
-    h.tools.register(Tool("boom", "Always fails.", NoArgs, SideEffect.READ, explode))
+    h.tools.register(PydanticTool("boom", "Always fails.", NoArgs, SideEffect.READ, explode))
     assert h.run() == "ok"
     (tool,) = h.tool_messages()
     assert tool.content.startswith("tool_error") and "disk on fire" in tool.content
@@ -291,15 +291,15 @@ def test_a_tool_registered_after_the_snapshot_is_invisible_and_cannot_run() -> N
 
     def late(args: Empty) -> ToolResult:
         ran.append("late")
-        return ToolResult("ok", "ok: late ran")
+        return ToolResult.success("ok: late ran")
 
     h = Harness(steps=[])
 
     def install(args: Empty) -> ToolResult:
-        h.tools.register(Tool("late", "Registered mid-turn.", Empty, SideEffect.READ, late))
-        return ToolResult("ok", "ok: installed")
+        h.tools.register(PydanticTool("late", "Registered mid-turn.", Empty, SideEffect.READ, late))
+        return ToolResult.success("ok: installed")
 
-    h.tools.register(Tool("install", "Registers `late`.", Empty, SideEffect.READ, install))
+    h.tools.register(PydanticTool("install", "Registers `late`.", Empty, SideEffect.READ, install))
     h.model.steps = [
         response(None, [tool_call("call_1", "install", "{}"), tool_call("call_2", "late", "{}")]),
         response(None, [tool_call("call_3", "late", "{}")]),

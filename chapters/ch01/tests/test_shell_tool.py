@@ -14,17 +14,17 @@ from chapters.ch01.shell_tool import ShellArgs, make_shell_tool
 from chapters.ch01.tests.harness import FakeRunner
 from shared import process
 from shared.process import detect_shell, run_command
-from shared.tools import SideEffect, Tool, ToolResult
+from shared.tools import PydanticTool, SideEffect, ToolResult, function_definition
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="uses bash syntax")
 
 
-def run(tool: Tool, command: str) -> ToolResult:
+def run(tool: PydanticTool, command: str) -> ToolResult:
     return tool.run(ShellArgs(command=command))
 
 
 def test_schema_is_exactly_the_contract() -> None:
-    schema = make_shell_tool(Path.cwd()).schema
+    schema = function_definition(make_shell_tool(Path.cwd()))
     assert schema["function"]["name"] == "shell"
     assert schema["function"]["parameters"] == {
         "type": "object",
@@ -41,7 +41,7 @@ def test_declares_an_execute_side_effect() -> None:
 
 
 def test_description_names_the_shell() -> None:
-    description = make_shell_tool(Path.cwd()).schema["function"]["description"]
+    description = function_definition(make_shell_tool(Path.cwd()))["function"]["description"]
     assert detect_shell().name in description
 
 
@@ -54,7 +54,7 @@ def test_no_blacklist_the_command_reaches_the_runner_as_written() -> None:
 @posix_only
 def test_success_reports_exit_code_and_output(tmp_path: Path) -> None:
     result = run(make_shell_tool(tmp_path), "echo 42")
-    assert result.status == "ok"
+    assert result.keyword == "ok"
     assert "exit code 0" in result.content
     assert "stdout:\n42\n" in result.content
 
@@ -62,7 +62,7 @@ def test_success_reports_exit_code_and_output(tmp_path: Path) -> None:
 @posix_only
 def test_non_zero_exit_is_shell_failed_with_both_streams(tmp_path: Path) -> None:
     result = run(make_shell_tool(tmp_path), "echo out; echo err >&2; exit 3")
-    assert result.status == "shell_failed"
+    assert result.keyword == "shell_failed"
     assert result.content.startswith("shell_failed")
     assert "exit code 3" in result.content
     assert "stdout:\nout" in result.content and "stderr:\nerr" in result.content
@@ -110,7 +110,7 @@ def test_long_output_keeps_head_and_tail_with_a_visible_note(tmp_path: Path) -> 
 def test_timeout_is_an_explicit_result(tmp_path: Path) -> None:
     tool = make_shell_tool(tmp_path, timeout=0.5)
     result = run(tool, "echo started; sleep 30")
-    assert result.status == "timeout"
+    assert result.keyword == "timeout"
     assert result.content.startswith("timeout")
     assert "0.5 s" in result.content
     assert "started" in result.content  # what it printed before the kill is kept

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from chapters.ch01.agent import build_agent
 from chapters.ch01.loop import run_agent
-from chapters.ch01.shell_tool import make_shell_tool
 from chapters.ch01.tests.chat_server import ChatServer, ScriptedReply, openai_error
 from chapters.ch01.tests.harness import BASH, FakeRunner, plain_console
 from shared.approval import ScriptedApprover
@@ -27,7 +27,6 @@ from shared.errors import ProviderError
 from shared.openai_client import OpenAIChatModel
 from shared.process import CommandOutcome
 from shared.scripted import response, tool_call
-from shared.tools import ToolRegistry
 from tutorial.cli import cli
 
 API_KEY = "test-key"
@@ -58,13 +57,15 @@ def run_over_wire(
     base_url: str, runner: FakeRunner | None = None, approvals: int = 1, prompt: str = "hi"
 ) -> str:
     runner = runner if runner is not None else FakeRunner()
-    return run_agent(
-        prompt,
+    agent = build_agent(
         model=real_model(base_url),
-        tools=ToolRegistry([make_shell_tool(Path.cwd(), runner=runner, shell=BASH)]),
-        approver=ScriptedApprover([True] * approvals),
         console=plain_console(),
+        approver=ScriptedApprover([True] * approvals),
+        cwd=Path.cwd(),
+        runner=runner,
+        shell=BASH,
     )
+    return run_agent(prompt, agent)
 
 
 def roles(body: dict[str, Any]) -> list[str]:

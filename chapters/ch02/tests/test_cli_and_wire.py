@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 import chapters.ch02.cli as chapter_cli
+import chapters.ch02.demo as demo_module
+import chapters.ch02.options as options
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer
 from chapters.ch01.tests.harness import FakeRunner, plain_console
+from chapters.ch02.agent import build_agent
 from chapters.ch02.demo import DEMO_FILE, DEMO_SOURCE
 from chapters.ch02.prompt import SYSTEM_PROMPT
-from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
 from shared import approval
 from shared.approval import ScriptedApprover
@@ -38,6 +39,7 @@ def demo_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     (folder / DEMO_FILE).write_text(DEMO_SOURCE, encoding="utf-8")
     monkeypatch.setattr(chapter_cli, "make_demo_workspace", lambda: folder)
+    monkeypatch.setattr(options, "remove_demo_folder", lambda folder: None)  # to look inside
     return folder
 
 
@@ -64,15 +66,24 @@ def test_demo_approved_edits_the_file_and_reports(
     assert "lines 1-5 of 5" in result.stderr  # the read ran without asking
 
 
-def test_the_demo_makes_its_own_workspace(tmp_path: Path) -> None:
+def test_the_demo_makes_its_own_workspace_and_removes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: dict[str, str] = {}
+    make = demo_module.make_demo_workspace
+
+    def remembering() -> Path:
+        folder = make()
+        seen["source"] = (folder / DEMO_FILE).read_text(encoding="utf-8")
+        return folder
+
+    monkeypatch.setattr(chapter_cli, "make_demo_workspace", remembering)
     result = tutorial("run", "--chapter", "2", "--demo")
     assert result.exit_code == 0
     folder = Path(result.stderr.split("folder: ", 1)[1].split()[0])
-    try:
-        assert folder != tmp_path
-        assert (folder / DEMO_FILE).read_text(encoding="utf-8") == DEMO_SOURCE
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    assert folder != tmp_path and folder.name.startswith("tutorial-ch02-demo-")
+    assert seen["source"] == DEMO_SOURCE
+    assert not folder.exists()  # nothing left behind in the temporary folder
 
 
 def test_workspace_must_be_an_existing_folder(tmp_path: Path) -> None:
@@ -99,7 +110,9 @@ def test_diff_shows_only_what_chapter_2_adds() -> None:
     out = result.stdout
     assert "--- /dev/null\n+++ chapters/ch02/workspace.py" in out
     assert "--- chapters/ch01/cli.py\n+++ chapters/ch02/cli.py" in out
-    assert "chapters/ch02/loop.py" not in out and "shell_tool.py" not in out  # imported, not copied
+    assert "chapters/ch02/loop.py" not in out  # imported, not copied
+    assert "+++ chapters/ch02/shell_tool.py" not in out
+    assert "--- chapters/ch01/agent.py\n+++ chapters/ch02/agent.py" in out  # what it extends
 
 
 def test_read_then_edit_over_the_real_sdk(tmp_path: Path) -> None:
@@ -116,14 +129,14 @@ def test_read_then_edit_over_the_real_sdk(tmp_path: Path) -> None:
     with ChatServer(replies) as server:
         settings = settings.model_copy(update={"base_url": server.base_url})
         approver = ScriptedApprover([True])
-        answer = run_agent(
-            "Turn DEBUG off in app.py",
+        agent = build_agent(
             model=OpenAIChatModel(settings),
-            tools=make_tools(Workspace(tmp_path), runner=FakeRunner()),
-            approver=approver,
             console=plain_console(),
-            system_prompt=SYSTEM_PROMPT,
+            approver=approver,
+            workspace=Workspace(tmp_path),
+            runner=FakeRunner(),
         )
+        answer = run_agent("Turn DEBUG off in app.py", agent)
         bodies = [r.body for r in server.completion_requests()]
     assert answer == "Turned DEBUG off."
     assert (tmp_path / "app.py").read_text(encoding="utf-8") == "DEBUG = False\n"

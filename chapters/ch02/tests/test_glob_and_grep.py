@@ -77,7 +77,7 @@ def test_glob_with_no_match_says_so(tmp_path: Path) -> None:
 
 def test_glob_needs_a_folder(tmp_path: Path) -> None:
     make(tmp_path, {"a.py": ""})
-    assert run(file_tools(tmp_path), "glob", pattern="*", path="a.py").status == "not_a_folder"
+    assert run(file_tools(tmp_path), "glob", pattern="*", path="a.py").keyword == "not_a_folder"
 
 
 def test_grep_reports_path_line_text(tmp_path: Path) -> None:
@@ -130,7 +130,7 @@ def test_grep_skips_binary_files_and_vcs_folders(tmp_path: Path) -> None:
 
 def test_a_bad_regex_is_a_result_not_a_crash(tmp_path: Path) -> None:
     result = run(file_tools(tmp_path), "grep", pattern="(unclosed")
-    assert result.status == "invalid_regex"
+    assert result.keyword == "invalid_regex"
     assert "missing )" in result.content
 
 

@@ -11,7 +11,7 @@ from chapters.ch02.tests.helpers import file_tools, run
 def test_numbered_lines_like_cat_n(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\nbeta\n", encoding="utf-8")
     result = run(file_tools(tmp_path), "read_file", path="a.txt")
-    assert result.status == "ok"
+    assert result.keyword == "ok"
     assert (
         result.content == "ok: a.txt, lines 1-2 of 2 (the whole file)\n     1\talpha\n     2\tbeta"
     )
@@ -49,7 +49,7 @@ def test_offset_past_the_end_says_how_long_the_file_is(tmp_path: Path) -> None:
 def test_limit_above_a_page_is_invalid(tmp_path: Path) -> None:
     (tmp_path / "n.txt").write_text("1\n", encoding="utf-8")
     result = run(file_tools(tmp_path), "read_file", path="n.txt", limit=PAGE_LINES + 1)
-    assert result.status == "invalid_arguments"
+    assert result.keyword == "invalid_arguments"
 
 
 def test_long_lines_are_cut_with_a_marker(tmp_path: Path) -> None:
@@ -76,24 +76,24 @@ def test_crlf_and_bom_are_not_shown_to_the_model(tmp_path: Path) -> None:
 def test_binary_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     result = run(file_tools(tmp_path), "read_file", path="img.png")
-    assert result.status == "not_text" and "binary" in result.content
+    assert result.keyword == "not_text" and "binary" in result.content
 
 
 def test_non_utf8_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "gbk.txt").write_bytes("中文".encode("gbk"))
     result = run(file_tools(tmp_path), "read_file", path="gbk.txt")
-    assert result.status == "not_text" and "not UTF-8" in result.content
+    assert result.keyword == "not_text" and "not UTF-8" in result.content
 
 
 def test_directory_is_refused(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     result = run(file_tools(tmp_path), "read_file", path="src")
-    assert result.status == "is_directory" and "glob" in result.content
+    assert result.keyword == "is_directory" and "glob" in result.content
 
 
 def test_missing_file(tmp_path: Path) -> None:
     result = run(file_tools(tmp_path), "read_file", path="nope.txt")
-    assert result.status == "not_found" and "nope.txt" in result.content
+    assert result.keyword == "not_found" and "nope.txt" in result.content
 
 
 def test_reading_needs_no_approval(tmp_path: Path) -> None:

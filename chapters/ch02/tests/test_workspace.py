@@ -113,7 +113,7 @@ def _tool_args(tool: str, path: str) -> dict[str, object]:
 
 def _listed(result: ToolResult) -> set[str]:
     """The paths in a glob or grep answer (the lines after the header)."""
-    assert result.status == "ok", result.content
+    assert result.keyword == "ok", result.content
     return {line.split(":", 1)[0] for line in result.content.splitlines()[1:]}
 
 
@@ -229,7 +229,7 @@ def test_every_file_tool_refuses_every_escape_and_changes_nothing(
     # pydantic rejects it first. It is refused all the same; only the keyword differs.
     refused_by_pydantic = raw == "" and tool in {"read_file", "write_file", "edit_file"}
     expected = "invalid_arguments" if refused_by_pydantic else "path_outside_workspace"
-    assert result.status == expected, result.content
+    assert result.keyword == expected, result.content
     assert SECRET.strip() not in result.content
     assert _disk_state(layout.base) == before
     assert _sentinels() == sentinels
@@ -271,7 +271,7 @@ def test_read_file_reads_allowed_paths_and_names_them_relative_to_the_root(
     if raw == "inner_link":
         _needs_links(layout)
     result = _run(layout.workspace, "read_file", {"path": raw.replace("{root}", str(layout.root))})
-    assert result.status == "ok", result.content
+    assert result.keyword == "ok", result.content
     assert result.content.startswith("ok: a.txt, ")
     assert "\talpha" in result.content
 
@@ -282,7 +282,7 @@ def test_write_file_creates_a_new_file_in_new_folders_inside_the_root(layout: La
     )
     assert isinstance(prepared, PreparedCall), prepared
     result = prepared.invoke()
-    assert result.status == "ok", result.content
+    assert result.keyword == "ok", result.content
     assert (layout.root / "sub" / "new" / "file.txt").read_text() == "new\n"
 
 
@@ -377,7 +377,7 @@ def test_a_lone_surrogate_in_a_tool_path_is_refused_not_a_tool_error(
     # pydantic (their path has min_length, which needs valid unicode); glob/grep do not.
     before = _disk_state(layout.base)
     result = _run(layout.workspace, tool, _tool_args(tool, "\ud800"))
-    assert result.status in {"invalid_arguments", "path_outside_workspace"}, result.content
+    assert result.keyword in {"invalid_arguments", "path_outside_workspace"}, result.content
     assert _disk_state(layout.base) == before
 
 

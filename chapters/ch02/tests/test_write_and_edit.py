@@ -17,7 +17,7 @@ from shared.tools import PreparedCall, ToolRegistry
 
 
 def read(tools: ToolRegistry, path: str) -> None:
-    assert run(tools, "read_file", path=path).status == "ok"
+    assert run(tools, "read_file", path=path).keyword == "ok"
 
 
 # -- write_file ---------------------------------------------------------------------------
@@ -40,7 +40,7 @@ def test_overwriting_an_unread_file_is_refused_before_anyone_is_asked(tmp_path: 
     (tmp_path / "a.txt").write_text("precious\n", encoding="utf-8")
     result = prepare(file_tools(tmp_path), "write_file", path="a.txt", content="gone\n")
     assert not isinstance(result, PreparedCall)
-    assert result.status == "not_read" and "read_file" in result.content
+    assert result.keyword == "not_read" and "read_file" in result.content
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "precious\n"
 
 
@@ -55,15 +55,15 @@ def test_a_file_changed_since_it_was_read_is_stale(tmp_path: Path) -> None:
         ("edit_file", {"old_string": "v2", "new_string": "v3"}),
     ]:
         result = run(tools, name, path="a.txt", **args)
-        assert result.status == "stale", name
+        assert result.keyword == "stale", name
     assert target.read_text(encoding="utf-8") == "v2 by the human\n"
 
 
 def test_the_agent_may_edit_again_what_it_just_wrote(tmp_path: Path) -> None:
     tools = file_tools(tmp_path)
-    assert run(tools, "write_file", path="a.txt", content="one\n").status == "ok"
+    assert run(tools, "write_file", path="a.txt", content="one\n").keyword == "ok"
     result = run(tools, "edit_file", path="a.txt", old_string="one", new_string="two")
-    assert result.status == "ok"
+    assert result.keyword == "ok"
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "two\n"
 
 
@@ -71,7 +71,7 @@ def test_overwrite_keeps_the_files_crlf_and_bom(tmp_path: Path) -> None:
     (tmp_path / "w.txt").write_bytes(b"\xef\xbb\xbfold\r\n")
     tools = file_tools(tmp_path)
     read(tools, "w.txt")
-    assert run(tools, "write_file", path="w.txt", content="new\nlines\n").status == "ok"
+    assert run(tools, "write_file", path="w.txt", content="new\nlines\n").keyword == "ok"
     assert (tmp_path / "w.txt").read_bytes() == b"\xef\xbb\xbfnew\r\nlines\r\n"
 
 
@@ -79,12 +79,14 @@ def test_writing_the_same_content_is_no_change(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("same\n", encoding="utf-8")
     tools = file_tools(tmp_path)
     read(tools, "a.txt")
-    assert run(tools, "write_file", path="a.txt", content="same\n").status == "no_change"
+    assert run(tools, "write_file", path="a.txt", content="same\n").keyword == "no_change"
 
 
 def test_a_folder_cannot_be_written(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
-    assert run(file_tools(tmp_path), "write_file", path="src", content="x").status == "is_directory"
+    assert (
+        run(file_tools(tmp_path), "write_file", path="src", content="x").keyword == "is_directory"
+    )
 
 
 # -- edit_file ----------------------------------------------------------------------------
@@ -150,26 +152,26 @@ def test_a_utf8_bom_is_kept(tmp_path: Path) -> None:
 
 def test_editing_a_missing_file_points_to_write_file(tmp_path: Path) -> None:
     result = run(file_tools(tmp_path), "edit_file", path="a.py", old_string="x", new_string="y")
-    assert result.status == "not_found" and "write_file" in result.content
+    assert result.keyword == "not_found" and "write_file" in result.content
 
 
 def test_editing_an_unread_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x\n", encoding="utf-8")
     result = run(file_tools(tmp_path), "edit_file", path="a.py", old_string="x", new_string="y")
-    assert result.status == "not_read"
+    assert result.keyword == "not_read"
 
 
 def test_edit_refuses_a_binary_file(tmp_path: Path) -> None:
     (tmp_path / "b.bin").write_bytes(b"ab\x00cd")
     result = run(file_tools(tmp_path), "edit_file", path="b.bin", old_string="ab", new_string="x")
-    assert result.status == "not_text"
+    assert result.keyword == "not_text"
     assert (tmp_path / "b.bin").read_bytes() == b"ab\x00cd"
 
 
 def test_empty_old_string_is_invalid(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x\n", encoding="utf-8")
     result = run(file_tools(tmp_path), "edit_file", path="a.py", old_string="", new_string="y")
-    assert result.status == "invalid_arguments"
+    assert result.keyword == "invalid_arguments"
 
 
 # -- atomic writes ------------------------------------------------------------------------
@@ -188,7 +190,7 @@ def test_a_failing_write_leaves_the_old_file_intact(
 
     monkeypatch.setattr(f"chapters.ch02.text_files.{failing}", broken)
     result = run(tools, "write_file", path="a.txt", content="new\n")
-    assert result.status == "io_error" and "No space left" in result.content
+    assert result.keyword == "io_error" and "No space left" in result.content
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]  # no temp file left
 
@@ -200,7 +202,7 @@ def test_a_rewrite_keeps_the_permission_bits(tmp_path: Path) -> None:
     os.chmod(script, 0o755)
     tools = file_tools(tmp_path)
     read(tools, "run.sh")
-    assert run(tools, "edit_file", path="run.sh", old_string="a", new_string="b").status == "ok"
+    assert run(tools, "edit_file", path="run.sh", old_string="a", new_string="b").keyword == "ok"
     assert stat.S_IMODE(script.stat().st_mode) == 0o755
 
 

@@ -30,10 +30,20 @@ def write_json(path: Path, data: Any) -> None:
     path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
 
 
-def read_audit(path: Path) -> list[dict[str, Any]]:
+def audit_records(path: Path) -> list[dict[str, Any]]:
+    """Every line of an audit log: decisions and outcomes."""
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def read_audit(path: Path) -> list[dict[str, Any]]:
+    """The decisions in an audit log, in order (each call that ran also has an outcome line)."""
+    return [record for record in audit_records(path) if "decision" in record]
+
+
+def read_outcomes(path: Path) -> list[dict[str, Any]]:
+    return [record for record in audit_records(path) if "outcome" in record]
 
 
 def tutorial(*args: str, stdin: str | None = None, env: Mapping[str, str] | None = None) -> Result:

@@ -15,7 +15,7 @@ import io
 import json
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
@@ -23,15 +23,16 @@ from typing import Any, cast
 import pytest
 from click.testing import Result
 
+import chapters.ch02.options as options
 import chapters.ch03.cli as chapter_cli
 import shared.approval as approval_module
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer
 from chapters.ch01.tests.harness import FakeRunner, plain_console, printed, result_of
-from chapters.ch02.prompt import SYSTEM_PROMPT
 from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
 from chapters.ch03 import demo as demo_module
+from chapters.ch03.agent import build_agent
 from chapters.ch03.asking import HumanAnswer, ScriptedAsker, parse_answer
 from chapters.ch03.audit import AUDIT_FILE, AuditLog
 from chapters.ch03.gate import PermissionGate
@@ -39,6 +40,7 @@ from chapters.ch03.policy import Mode, Policy
 from chapters.ch03.rules import Rule
 from chapters.ch03.settings import PROJECT_SETTINGS, load_policy
 from chapters.ch03.tests.support import read_audit, tutorial, write_json
+from shared.agent import AgentSpec
 from shared.approval import ApprovalRequest
 from shared.completion import ModelClient
 from shared.config import Settings
@@ -63,28 +65,30 @@ pytestmark = pytest.mark.usefixtures("isolated")
 class Agent:
     root: Path
     runner: FakeRunner
-    tools: ToolRegistry
     policy: Policy
     asker: ScriptedAsker
     audit: AuditLog
     console: Console
-    gate: PermissionGate
+    spec: AgentSpec  # as chapters/ch03/agent.py builds it; the model is set per run
     history: list[Message]
     model: ScriptedModel | None = None
 
+    @property
+    def gate(self) -> PermissionGate:
+        gate = self.spec.calls.authorize[0]
+        assert isinstance(gate, PermissionGate)
+        return gate
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self.spec.tools
+
     def run(self, *steps: Step, model: ModelClient | None = None) -> str:
-        """Run the loop with the gate as step 4; the approver must never be asked."""
+        """Run the loop with the gate in step 4; the approver must never be asked."""
         if model is None:
             self.model = ScriptedModel(steps)
-        return run_agent(
-            "do the task",
-            model=model or cast(ModelClient, self.model),
-            tools=self.tools,
-            console=self.console,
-            history=self.history,
-            system_prompt=SYSTEM_PROMPT,
-            handle_call=self.gate,
-        )
+        spec = replace(self.spec, model=model or cast(ModelClient, self.model))
+        return run_agent("do the task", spec, history=self.history)
 
     def result(self, call_id: str) -> str:
         return result_of(self.history, call_id)
@@ -115,11 +119,10 @@ def make_agent(
         write_json(tmp_path / PROJECT_SETTINGS, settings)
     workspace = Workspace(tmp_path)
     runner = runner or FakeRunner()
-    tools = make_tools(workspace, runner=runner)
     policy = load_policy(
         workspace,
         home=tmp_path / "home",
-        known_tools=tools.snapshot().names,
+        known_tools=make_tools(workspace).key_arguments(),
         mode=mode,
         allow=allow,
         deny=deny,
@@ -127,8 +130,16 @@ def make_agent(
     asker = ScriptedAsker(list(answers))
     audit = audit or AuditLog(tmp_path / AUDIT_FILE)
     console = plain_console()
-    gate = PermissionGate(policy, asker, audit, console)
-    return Agent(tmp_path, runner, tools, policy, asker, audit, console, gate, [])
+    spec = build_agent(
+        model=ScriptedModel([]),
+        console=console,
+        asker=asker,
+        workspace=workspace,
+        policy=policy,
+        audit=audit,
+        runner=runner,
+    )
+    return Agent(tmp_path, runner, policy, asker, audit, console, spec, [])
 
 
 def shell(call_id: str, command: str) -> dict[str, Any]:
@@ -708,6 +719,7 @@ def demo_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = demo_module.make_demo_workspace()
     assert folder.parent == tmp_path
     monkeypatch.setattr(chapter_cli, "make_demo_workspace", lambda: folder)
+    monkeypatch.setattr(options, "remove_demo_folder", lambda folder: None)  # to look inside
     return folder
 
 

@@ -7,31 +7,38 @@ from pathlib import Path
 
 import pytest
 
+from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
-from chapters.ch03.policy import Call, Decision, Mode, Policy
-from chapters.ch03.rules import KEY_ARGUMENTS, Rule, RuleError, exact_rule
+from chapters.ch03.policy import Call, Mode, Policy
+from chapters.ch03.rules import Rule, RuleError, exact_rule
 from chapters.ch03.settings import load_policy
+from shared.decisions import Decision
 from shared.errors import ConfigError
-from shared.tools import SideEffect
+from shared.tools import KeyKind, SideEffect, Tool
 
-TOOLS = tuple(KEY_ARGUMENTS)
-EFFECTS = {
-    "shell": SideEffect.EXECUTE,
-    "read_file": SideEffect.READ,
-    "glob": SideEffect.READ,
-    "grep": SideEffect.READ,
-    "write_file": SideEffect.WRITE,
-    "edit_file": SideEffect.WRITE,
-}
+# Chapter 2's tools say which argument a rule matches; nothing here runs them.
+CHAPTER_TOOLS = make_tools(Workspace(Path(__file__).parent))
+TOOLS = CHAPTER_TOOLS.key_arguments()
+
+
+def tool(name: str) -> Tool:
+    found = CHAPTER_TOOLS.get(name)
+    assert found is not None
+    return found
 
 
 def rules(*texts: str, source: str = "test") -> list[Rule]:
     return [Rule.parse(text, source, TOOLS) for text in texts]
 
 
-def decide(policy: Policy, tool: str, key: str) -> Decision:
-    argument = KEY_ARGUMENTS[tool]
-    return policy.decide(policy.call(tool, EFFECTS[tool], {argument: key})).decision
+def call(policy: Policy, name: str, key: str) -> Call:
+    argument = TOOLS[name]
+    assert argument is not None
+    return policy.call(tool(name), {argument.name: key})
+
+
+def decide(policy: Policy, name: str, key: str) -> Decision:
+    return policy.decide(call(policy, name, key)).decision
 
 
 @pytest.fixture
@@ -67,7 +74,7 @@ def test_precedence_holds_across_files_and_flags(workspace: Workspace, tmp_path:
     write_settings(home, {"ask": ["shell(git push:*)"], "deny": ["read_file(secrets/**)"]})
     policy = load_policy(workspace, home, known_tools=TOOLS, allow=["write_file(docs/**)"])
 
-    verdict = policy.decide(policy.call("shell", SideEffect.EXECUTE, {"command": "git push"}))
+    verdict = policy.decide(call(policy, "shell", "git push"))
     assert verdict.decision is Decision.ASK  # the user's ask beats the project's allow
     assert verdict.source == "rule shell(git push:*) from ~/.tutorial/settings.json"
     assert decide(policy, "read_file", "secrets/key.txt") is Decision.DENY
@@ -75,7 +82,7 @@ def test_precedence_holds_across_files_and_flags(workspace: Workspace, tmp_path:
     assert decide(policy, "write_file", "docs/a.md") is Decision.ALLOW  # from the flag
 
     flagged = load_policy(workspace, home, known_tools=TOOLS, deny=["shell(git:*)"])
-    verdict = flagged.decide(flagged.call("shell", SideEffect.EXECUTE, {"command": "git push"}))
+    verdict = flagged.decide(call(flagged, "shell", "git push"))
     assert (verdict.decision, verdict.source) == (Decision.DENY, "rule shell(git:*) from --deny")
 
 
@@ -103,7 +110,7 @@ def test_each_mode(
 
 def test_plan_mode_denies_even_what_an_allow_rule_allows(workspace: Workspace) -> None:
     policy = Policy(workspace, Mode.PLAN, allow=rules("shell(git status)", "write_file"))
-    verdict = policy.decide(policy.call("shell", SideEffect.EXECUTE, {"command": "git status"}))
+    verdict = policy.decide(call(policy, "shell", "git status"))
     assert (verdict.decision, verdict.source) == (Decision.DENY, "mode plan (read-only)")
     assert decide(policy, "write_file", "a.txt") is Decision.DENY
 
@@ -139,7 +146,7 @@ def test_every_part_must_be_allowed(workspace: Workspace) -> None:
     policy = Policy(workspace, allow=rules("shell(echo:*)", "shell(git status)"))
     assert decide(policy, "shell", "echo hi && git status") is Decision.ALLOW
     assert decide(policy, "shell", "echo hi && rm -rf x") is Decision.ASK
-    verdict = policy.decide(policy.call("shell", SideEffect.EXECUTE, {"command": "echo a; ls"}))
+    verdict = policy.decide(call(policy, "shell", "echo a; ls"))
     assert verdict.source == "not every part is allowed: no allow rule for 'ls'"
 
 
@@ -152,7 +159,7 @@ def test_any_denied_part_denies_the_whole(workspace: Workspace) -> None:
 def test_what_the_splitter_does_not_understand_is_never_auto_allowed(workspace: Workspace) -> None:
     policy = Policy(workspace, allow=rules("shell(echo:*)", "shell"))
     for command in ["echo $(rm -rf x)", "echo `id`", "echo hi > notes.txt", "cat <<EOF"]:
-        verdict = policy.decide(policy.call("shell", SideEffect.EXECUTE, {"command": command}))
+        verdict = policy.decide(call(policy, "shell", command))
         assert verdict.decision is Decision.ASK, command
         assert verdict.source.startswith("not fully understood"), command
 
@@ -194,19 +201,21 @@ def test_file_rules_use_gitignore_globs_on_the_workspace_relative_path(
 
 def test_always_adds_an_exact_rule_for_this_run(workspace: Workspace) -> None:
     policy = Policy(workspace, ask=rules("write_file"))
-    call = policy.call("write_file", SideEffect.WRITE, {"path": "a.py"})
-    assert policy.decide(call).decision is Decision.ASK
-    rule = policy.always_allow(call)
+    the_call = call(policy, "write_file", "a.py")
+    assert policy.decide(the_call).decision is Decision.ASK
+    rule = policy.always_allow(the_call)
     assert rule.text == "write_file(/a.py)"
-    assert policy.decide(call).decision is Decision.ALLOW  # the human's answer beats the ask rule
+    assert (
+        policy.decide(the_call).decision is Decision.ALLOW
+    )  # the human's answer beats the ask rule
     assert decide(policy, "write_file", "sub/a.py") is Decision.ASK  # exact: not any a.py
 
 
 def test_always_for_a_compound_command_covers_exactly_that_command(workspace: Workspace) -> None:
     policy = Policy(workspace)
-    call = policy.call("shell", SideEffect.EXECUTE, {"command": "make && make test"})
-    policy.always_allow(call)
-    assert policy.decide(call).decision is Decision.ALLOW
+    the_call = call(policy, "shell", "make && make test")
+    policy.always_allow(the_call)
+    assert policy.decide(the_call).decision is Decision.ALLOW
     assert decide(policy, "shell", "make") is Decision.ASK
 
 
@@ -216,7 +225,7 @@ def test_an_error_inside_the_policy_denies(workspace: Workspace) -> None:
             raise RuntimeError("matcher exploded")
 
     policy = Policy(workspace, deny=[Broken("x", "shell", None, "test")])
-    verdict = policy.decide(policy.call("shell", SideEffect.EXECUTE, {"command": "ls"}))
+    verdict = policy.decide(call(policy, "shell", "ls"))
     assert verdict.decision is Decision.DENY
     assert verdict.source.startswith("policy error") and "matcher exploded" in verdict.source
 
@@ -254,7 +263,7 @@ def test_bad_rules_are_refused_with_the_reason(text: str, problem: str) -> None:
 
 
 def test_exact_rules_escape_glob_characters() -> None:
-    rule = exact_rule("read_file", "notes[1].md", "test")
+    rule = exact_rule("read_file", "notes[1].md", KeyKind.PATH, "test")
     assert rule.matches("read_file", "notes[1].md")
     assert not rule.matches("read_file", "notes1.md")
 

@@ -22,8 +22,9 @@ from typing import Any
 
 import pytest
 
+from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
-from chapters.ch03.policy import Decision, Mode
+from chapters.ch03.policy import Mode
 from chapters.ch03.settings import PROJECT_SETTINGS, USER_SETTINGS, load_policy
 from chapters.ch03.tests.support import write_json
 from chapters.ch04.demo import EXAMPLES, python_command
@@ -36,12 +37,13 @@ from chapters.ch04.hooks import (
     fill_placeholders,
 )
 from chapters.ch04.settings import DEFAULT_TIMEOUT_SECONDS, load_hooks
+from shared.decisions import Decision
 from shared.errors import ConfigError
 from shared.process import IS_WINDOWS, CommandOutcome
 
 RESTRICTIVENESS = [Decision.PASSTHROUGH, Decision.ALLOW, Decision.ASK, Decision.DENY]
 PRE = HookEvent.PRE_TOOL_USE
-TOOLS = ["read_file", "write_file", "edit_file", "glob", "grep", "shell"]
+TOOLS = make_tools(Workspace(Path(__file__).parent)).key_arguments()  # chapter 2's tools
 
 
 def write_script(folder: Path, code: str, name: str = "hook.py") -> Path:

@@ -20,8 +20,9 @@ from typing import Any, cast
 
 import pytest
 
+import chapters.ch02.options as options
 import chapters.ch04.cli as chapter_cli
-from chapters.ch01.loop import DEFAULT_MAX_TURNS
+from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer
 from chapters.ch01.tests.harness import FakeRunner, plain_console, printed, result_of
 from chapters.ch02.prompt import SYSTEM_PROMPT
@@ -30,23 +31,23 @@ from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import ScriptedAsker
 from chapters.ch03.audit import AUDIT_FILE, AuditLog
-from chapters.ch03.gate import PermissionGate
-from chapters.ch03.policy import Decision, Mode, Policy
+from chapters.ch03.policy import Mode, Policy
 from chapters.ch03.settings import PROJECT_SETTINGS, USER_SETTINGS, load_policy
 from chapters.ch03.tests.support import read_audit, tutorial, write_json
+from chapters.ch04.agent import build_agent
 from chapters.ch04.demo import DEMO_NOTE, python_command, write_demo_settings
-from chapters.ch04.gate import HookedGate
 from chapters.ch04.hooks import Hook, HookEvent, HookReply, Hooks, command_hook
-from chapters.ch04.loop import MAX_STOP_REFUSALS, run_agent
+from chapters.ch04.loop_hooks import MAX_STOP_REFUSALS, HookBlockedError, StopRefusedError
 from chapters.ch04.settings import load_hooks
+from shared.agent import DEFAULT_MAX_TURNS
 from shared.completion import ModelClient
 from shared.config import Settings
 from shared.console import Console
-from shared.errors import AgentLimitError, HookBlockedError, StopRefusedError
+from shared.decisions import Decision
+from shared.errors import AgentLimitError
 from shared.messages import Message
 from shared.openai_client import OpenAIChatModel
 from shared.scripted import ScriptedModel, Step, response, tool_call
-from shared.tools import ToolRegistry
 
 PRE, POST = HookEvent.PRE_TOOL_USE, HookEvent.POST_TOOL_USE
 PROMPT, STOP = HookEvent.USER_PROMPT_SUBMIT, HookEvent.STOP
@@ -64,7 +65,6 @@ class Agent:
     root: Path
     workspace: Workspace
     runner: FakeRunner
-    tools: ToolRegistry
     policy: Policy
     asker: ScriptedAsker
     audit: AuditLog
@@ -80,22 +80,21 @@ class Agent:
         max_turns: int = DEFAULT_MAX_TURNS,
         model: ModelClient | None = None,
     ) -> str:
-        """Chapter 4's loop with HookedGate(PermissionGate(...)) as step 4."""
+        """Chapter 4's agent, as chapters/ch04/agent.py builds it, for one run."""
         if model is None:
             self.model = ScriptedModel(steps)
-        gate = PermissionGate(self.policy, self.asker, self.audit, self.console)
-        return run_agent(
-            prompt,
+        spec = build_agent(
             model=model or cast(ModelClient, self.model),
-            tools=self.tools,
-            handle_call=HookedGate(gate, self.hooks, self.workspace),
-            hooks=self.hooks,
-            workspace=self.workspace,
             console=self.console,
-            system_prompt=SYSTEM_PROMPT,
+            asker=self.asker,
+            workspace=self.workspace,
+            policy=self.policy,
+            audit=self.audit,
+            hooks=self.hooks,
             max_turns=max_turns,
-            history=self.history,
+            runner=self.runner,
         )
+        return run_agent(prompt, spec, history=self.history)
 
     @property
     def requests(self) -> list[list[dict[str, Any]]]:
@@ -136,16 +135,13 @@ def make_agent(
     workspace = Workspace(root)
     home = tmp_path / "home"
     runner = FakeRunner()
-    tools = make_tools(workspace, runner=runner)
-    policy = load_policy(
-        workspace, home, known_tools=tools.snapshot().names, mode=mode, allow=allow, deny=deny
-    )
+    known = make_tools(workspace).key_arguments()
+    policy = load_policy(workspace, home, known_tools=known, mode=mode, allow=allow, deny=deny)
     loaded = Hooks([*load_hooks(workspace, home), *hooks])
     return Agent(
         root,
         workspace,
         runner,
-        tools,
         policy,
         ScriptedAsker(list(answers)),
         AuditLog(tmp_path / "audit" / "audit.jsonl"),
@@ -685,6 +681,7 @@ def test_demo_blocks_a_command_with_a_hook_and_tidies_the_written_file(
     folder.mkdir()
     write_demo_settings(folder)
     monkeypatch.setattr(chapter_cli, "make_demo_workspace", lambda: folder)
+    monkeypatch.setattr(options, "remove_demo_folder", lambda folder: None)  # to look inside
     result = tutorial("run", "--chapter", "4", "--demo")
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith("[scripted]")
@@ -752,14 +749,16 @@ def test_a_blocking_prompt_hook_ends_the_cli_run_before_any_request(tmp_path: Pa
     assert requests == []
 
 
-def test_diff_shows_the_loop_against_chapter_1s_and_the_gate_against_chapter_3s() -> None:
+def test_diff_shows_the_composition_against_chapter_3s_and_the_hooks_as_new() -> None:
     result = tutorial("diff", "--chapter", "4")
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.startswith("# Chapter 4 (hooks) against chapter 3: ")
-    assert "--- chapters/ch01/loop.py\n+++ chapters/ch04/loop.py\n" in result.stdout
-    assert "--- chapters/ch03/gate.py\n+++ chapters/ch04/gate.py\n" in result.stdout
+    assert result.stdout.startswith("# Chapter 4 (hooks): ")
+    assert "--- chapters/ch03/agent.py\n+++ chapters/ch04/agent.py\n" in result.stdout
     assert "--- /dev/null\n+++ chapters/ch04/hooks.py\n" in result.stdout
+    assert "--- /dev/null\n+++ chapters/ch04/loop_hooks.py\n" in result.stdout
     assert "+MAX_STOP_REFUSALS = 3\n" in result.stdout
+    assert "chapters/ch04/loop.py" not in result.stdout  # the loop is not restated
+    assert "chapters/ch03/gate.py\n" not in result.stdout  # nor diffed against an unrelated file
 
 
 # --- 8. over the real openai SDK -----------------------------------------------------------

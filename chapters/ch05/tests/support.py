@@ -1,11 +1,11 @@
 """Helpers for chapter 5's tests: a chapter-5 agent, todo_write calls, and reading requests.
 
-The agent is wired the way chapter 5's command line wires it: chapter 2's tools
-(with a fake shell runner) plus `todo_write` on one `TodoPlan`, a policy loaded
-from the settings files with `todo_write` among the known tools, chapter 4's
-`HookedGate` around chapter 3's `PermissionGate`, the plan view under the console's
-spinner, and chapter 5's loop. Only the model (a `ScriptedModel` emitting real tool
-calls) and the human are scripted.
+The agent is the one chapter 5's composition module builds (chapters/ch05/agent.py):
+chapter 2's tools (with a fake shell runner) plus `todo_write` on one `TodoPlan`, a
+policy loaded from the settings files with `todo_write` among the known tools,
+chapter 4's hooks around chapter 3's gate, the plan view under the console's spinner,
+and the plan's reminder. Only the model (a `ScriptedModel` emitting real tool calls)
+and the human are scripted.
 """
 
 from __future__ import annotations
@@ -13,25 +13,21 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from chapters.ch01.loop import DEFAULT_MAX_TURNS
+from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.harness import FakeRunner, printed, result_of
-from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import ScriptedAsker
 from chapters.ch03.audit import AuditLog
-from chapters.ch03.gate import PermissionGate
-from chapters.ch03.policy import Mode
+from chapters.ch03.policy import Mode, Policy
 from chapters.ch03.settings import load_policy
-from chapters.ch04.gate import HookedGate
 from chapters.ch04.hooks import Hook, Hooks
-from chapters.ch05.loop import run_agent
-from chapters.ch05.prompt import SYSTEM_PROMPT
-from chapters.ch05.todo import REMIND_AFTER, TODO_TOOL, TodoPlan, make_todo_tool
-from chapters.ch05.view import plan_view
+from chapters.ch05.agent import build_agent, chapter_tools
+from chapters.ch05.todo import REMIND_AFTER, TODO_TOOL, TodoPlan
+from shared.agent import DEFAULT_MAX_TURNS, AgentSpec
 from shared.console import Console
 from shared.messages import Message
 from shared.scripted import ScriptedModel, Step, response, tool_call
@@ -108,30 +104,40 @@ def reminded_at(requests: Sequence[Sequence[Mapping[str, Any]]]) -> list[int]:
 class Agent:
     workspace: Workspace
     plan: TodoPlan
-    tools: ToolRegistry
+    policy: Policy
     hooks: Hooks
-    gate: PermissionGate
+    asker: ScriptedAsker
+    audit: AuditLog
     console: Console
+    runner: FakeRunner
     history: list[Message] = field(default_factory=list)
     model: ScriptedModel | None = None
+    spec: AgentSpec | None = None
 
     def run(
         self, *steps: Step, prompt: str = "do the task", max_turns: int = DEFAULT_MAX_TURNS
     ) -> str:
+        """Chapter 5's agent, as chapters/ch05/agent.py builds it (once per test)."""
         self.model = self.model or ScriptedModel(steps)
-        return run_agent(
-            prompt,
-            model=self.model,
-            tools=self.tools,
-            handle_call=HookedGate(self.gate, self.hooks, self.workspace),
-            hooks=self.hooks,
-            workspace=self.workspace,
-            plan=self.plan,
-            console=self.console,
-            system_prompt=SYSTEM_PROMPT,
-            max_turns=max_turns,
-            history=self.history,
-        )
+        if self.spec is None:
+            self.spec = build_agent(
+                model=self.model,
+                console=self.console,
+                asker=self.asker,
+                workspace=self.workspace,
+                policy=self.policy,
+                audit=self.audit,
+                hooks=self.hooks,
+                plan=self.plan,
+                runner=self.runner,
+            )
+        spec = replace(self.spec, model=self.model, max_turns=max_turns)
+        return run_agent(prompt, spec, history=self.history)
+
+    @property
+    def tools(self) -> ToolRegistry:
+        assert self.spec is not None, "run the agent first"
+        return self.spec.tools
 
     @property
     def requests(self) -> list[list[dict[str, Any]]]:
@@ -158,12 +164,14 @@ def make_agent(
     root.mkdir(exist_ok=True)
     workspace = Workspace(root)
     plan = TodoPlan(remind_after=remind_after)
-    tools = make_tools(workspace, runner=FakeRunner())
-    tools.register(make_todo_tool(plan))
     policy = load_policy(
-        workspace, tmp_path / "home", known_tools=tools.snapshot().names, mode=mode
+        workspace,
+        tmp_path / "home",
+        known_tools=chapter_tools(workspace).key_arguments(),
+        mode=mode,
     )
     console = console or Console(out=io.StringIO(), err=io.StringIO(), fancy=False)
-    console.show_below_spinner(lambda: plan_view(plan))
-    gate = PermissionGate(policy, ScriptedAsker([]), AuditLog(tmp_path / "audit.jsonl"), console)
-    return Agent(workspace, plan, tools, Hooks(list(hooks)), gate, console)
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    return Agent(
+        workspace, plan, policy, Hooks(list(hooks)), ScriptedAsker([]), audit, console, FakeRunner()
+    )

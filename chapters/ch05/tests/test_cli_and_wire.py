@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import chapters.ch02.options as options
 import chapters.ch05.cli as chapter_cli
 import shared.console
 from chapters.ch01.tests.chat_server import ChatServer
@@ -33,6 +34,7 @@ from chapters.ch05.tests.support import (
 )
 from chapters.ch05.todo import TODO_TOOL, TodoPlan, make_todo_tool
 from shared.scripted import response
+from shared.tools import function_definition
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
@@ -55,6 +57,7 @@ def demo_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     write_demo_files(folder)
     monkeypatch.setattr(chapter_cli, "make_demo_workspace", lambda: folder)
+    monkeypatch.setattr(options, "remove_demo_folder", lambda folder: None)  # to look inside
     return folder
 
 
@@ -152,7 +155,7 @@ def test_permissions_check_knows_todo_write_and_plan_mode_allows_it(tmp_path: Pa
     assert planned.exit_code == 0, planned.stderr
     assert planned.stdout.splitlines()[:2] == [
         "allow: todo_write",
-        "  because: mode plan allows read calls",
+        "  because: mode plan allows state calls",
     ]
     denied = tutorial(*check, "todo_write", "--deny", "todo_write")
     assert denied.stdout.startswith("deny: todo_write\n  because: rule todo_write from --deny")
@@ -187,7 +190,7 @@ def test_a_plan_a_reminder_and_the_open_items_note_over_the_wire(tmp_path: Path)
     assert result.exit_code == 0, result.stderr
     assert len(bodies) == 3
     # The schema went over the wire as generated, $refs inlined.
-    schema = make_todo_tool(TodoPlan()).schema
+    schema = function_definition(make_todo_tool(TodoPlan()))
     for body in bodies:
         assert schema in body["tools"]
     # The tool message carries the rendered plan.

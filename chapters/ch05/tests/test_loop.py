@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 
-from chapters.ch03.policy import Decision, Mode
+from chapters.ch03.policy import Mode
 from chapters.ch03.tests.support import read_audit
 from chapters.ch04.demo import python_command
 from chapters.ch04.hooks import Hook, HookEvent, HookReply, command_hook
+from chapters.ch04.loop_hooks import StopRefusedError
 from chapters.ch05.tests.support import (
     FINISHED,
     FRESH,
@@ -38,7 +39,8 @@ from chapters.ch05.tests.support import (
     turn,
 )
 from chapters.ch05.todo import TODO_TOOL
-from shared.errors import AgentLimitError, StopRefusedError
+from shared.decisions import Decision
+from shared.errors import AgentLimitError
 from shared.messages import AssistantMessage
 from shared.scripted import response
 
@@ -345,7 +347,7 @@ def test_a_command_stop_hook_reads_the_plan_on_stdin_and_refuses(tmp_path: Path)
 # --- 4. todo_write under chapter 3's policy ------------------------------------------------
 
 
-def test_todo_write_is_a_read_allowed_in_plan_mode_and_audited(tmp_path: Path) -> None:
+def test_todo_write_changes_only_state_is_allowed_in_plan_mode_and_audited(tmp_path: Path) -> None:
     agent = make_agent(tmp_path, mode=Mode.PLAN)
     agent.run(turn(todo("p1", *FRESH)), DONE)
     assert agent.result("p1").startswith("plan: 0 of 3 completed\n")
@@ -356,7 +358,7 @@ def test_todo_write_is_a_read_allowed_in_plan_mode_and_audited(tmp_path: Path) -
         TODO_TOOL,
         "allow",
     )
-    assert record["source"] == "mode plan allows read calls"
+    assert record["source"] == "mode plan allows state calls"
 
 
 # --- 5. plain output: the plan as lines ----------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 from chapters.ch05.tests.support import FINISHED, FRESH, HALFWAY, REMINDER_PREFIX, item
 from chapters.ch05.todo import MAX_ITEMS, TODO_TOOL, TodoItem, TodoPlan, make_todo_tool
 from shared.messages import FunctionCall, ToolCall
-from shared.tools import ToolRegistry, ToolResult, ToolSnapshot
+from shared.tools import ToolRegistry, ToolResult, ToolSnapshot, function_definition
 
 REJECTED = "invalid_arguments: todo_write rejected its arguments; the call did not run. Problems: "
 
@@ -50,7 +50,7 @@ def planned(*items: Mapping[str, Any]) -> TodoPlan:
 def test_ids_must_be_unique() -> None:
     plan = planned(*FRESH)
     result = write(plan, {"todos": [item("1", "a"), item("2", "b"), item("1", "c")]})
-    assert result.status == "invalid_arguments"
+    assert result.keyword == "invalid_arguments"
     assert result.content == f'{REJECTED}todos: ids must be unique; used more than once: "1".'
     assert items_of(plan) == list(FRESH)
 
@@ -58,7 +58,7 @@ def test_ids_must_be_unique() -> None:
 def test_a_number_and_a_string_of_the_same_id_are_not_unique() -> None:
     todos = [{"id": 7, "content": "a", "status": "pending"}, item("7", "b")]
     result = write(TodoPlan(), {"todos": todos})
-    assert result.status == "invalid_arguments"
+    assert result.keyword == "invalid_arguments"
     assert 'used more than once: "7"' in result.content
 
 
@@ -66,7 +66,7 @@ def test_two_items_in_progress_are_rejected() -> None:
     plan = planned(*HALFWAY)
     todos = [item("1", "a", "in_progress"), item("2", "b", "in_progress"), item("3", "c")]
     result = write(plan, {"todos": todos})
-    assert result.status == "invalid_arguments"
+    assert result.keyword == "invalid_arguments"
     assert result.content == (
         f'{REJECTED}todos: at most one item may be in_progress, not 2 ("1", "2"); '
         "finish one first and keep the others pending."
@@ -77,7 +77,7 @@ def test_two_items_in_progress_are_rejected() -> None:
 def test_repeated_ids_and_two_in_progress_are_named_in_one_result() -> None:
     todos = [item("1", "a", "in_progress"), item("1", "b"), item("2", "c", "in_progress")]
     result = write(TodoPlan(), {"todos": todos})
-    assert result.status == "invalid_arguments"
+    assert result.keyword == "invalid_arguments"
     assert 'ids must be unique; used more than once: "1"' in result.content
     assert 'at most one item may be in_progress, not 2 ("1", "2")' in result.content
 
@@ -86,7 +86,7 @@ def test_repeated_ids_and_two_in_progress_are_named_in_one_result() -> None:
 def test_empty_or_blank_content_is_rejected(content: str) -> None:
     plan = planned(*FRESH)
     result = write(plan, {"todos": [item("1", "Plan"), item("2", content)]})
-    assert result.status == "invalid_arguments"
+    assert result.keyword == "invalid_arguments"
     assert result.content == f"{REJECTED}todos.1.content: String should have at least 1 character."
     assert items_of(plan) == list(FRESH)
 
@@ -95,7 +95,7 @@ def test_empty_or_blank_content_is_rejected(content: str) -> None:
 def test_an_empty_id_is_rejected(item_id: str) -> None:
     plan = planned(*FRESH)
     result = write(plan, {"todos": [item(item_id, "Plan")]})
-    assert result.status == "invalid_arguments"
+    assert result.keyword == "invalid_arguments"
     assert result.content == f"{REJECTED}todos.0.id: String should have at least 1 character."
     assert items_of(plan) == list(FRESH)
 
@@ -104,7 +104,7 @@ def test_an_empty_id_is_rejected(item_id: str) -> None:
 def test_an_unknown_status_is_rejected_and_the_three_are_named(status: str) -> None:
     plan = planned(*FRESH)
     result = write(plan, {"todos": [item("1", "Plan", status)]})
-    assert result.status == "invalid_arguments"
+    assert result.keyword == "invalid_arguments"
     assert result.content == (
         f"{REJECTED}todos.0.status: Input should be 'pending', 'in_progress' or 'completed'."
     )
@@ -118,7 +118,7 @@ def test_thirty_items_are_accepted_and_thirty_one_are_not() -> None:
     assert write(plan, {"todos": thirty}).ok
     assert len(plan.items) == 30
     result = write(plan, {"todos": [*thirty, item("31", "one too many")]})
-    assert result.status == "invalid_arguments"
+    assert result.keyword == "invalid_arguments"
     assert result.content == (
         f"{REJECTED}todos: List should have at most 30 items after validation, not 31."
     )
@@ -150,7 +150,7 @@ def test_a_malformed_call_is_rejected_and_names_the_problem(
 ) -> None:
     plan = planned(*FRESH)
     result = write(plan, arguments)
-    assert result.status == "invalid_arguments"
+    assert result.keyword == "invalid_arguments"
     assert result.content.startswith(REJECTED)
     assert problem in result.content
     assert items_of(plan) == list(FRESH)
@@ -159,7 +159,7 @@ def test_a_malformed_call_is_rejected_and_names_the_problem(
 def test_arguments_that_are_not_json_leave_the_plan_as_it_was() -> None:
     plan = planned(*FRESH)
     result = write(plan, '{"todos": [')
-    assert result.status == "invalid_arguments"
+    assert result.keyword == "invalid_arguments"
     assert "not valid JSON" in result.content
     assert items_of(plan) == list(FRESH)
 
@@ -185,7 +185,7 @@ def test_ids_and_content_are_stored_without_surrounding_whitespace() -> None:
 def test_an_empty_list_is_accepted_and_clears_the_plan() -> None:
     plan = planned(*FRESH)
     result = write(plan, {"todos": []})
-    assert result == ToolResult("ok", "plan: empty (no items)\nThe plan is now empty.")
+    assert result == ToolResult.success("plan: empty (no items)\nThe plan is now empty.")
     assert plan.items == ()
     assert plan.open_items == ()
 
@@ -196,8 +196,7 @@ def test_an_empty_list_is_accepted_and_clears_the_plan() -> None:
 def test_an_accepted_list_replaces_the_whole_plan_and_comes_back_rendered() -> None:
     plan = planned(*FRESH)
     result = write(plan, {"todos": [item("2", "Read each file", "in_progress"), item("4", "Test")]})
-    assert result == ToolResult(
-        "ok",
+    assert result == ToolResult.success(
         "plan: 0 of 2 completed\n"
         "[>] 2. Read each file\n"
         "[ ] 4. Test\n"
@@ -241,7 +240,7 @@ def test_the_plan_renders_as_plain_lines_with_a_mark_per_status() -> None:
 
 
 def test_the_schema_is_inlined_and_keeps_every_constraint() -> None:
-    schema = make_todo_tool(TodoPlan()).schema
+    schema = function_definition(make_todo_tool(TodoPlan()))
     text = json.dumps(schema)
     assert "$ref" not in text and "$defs" not in text
     assert '"title"' not in text
@@ -270,7 +269,7 @@ def test_the_schema_validates_what_the_tool_accepts() -> None:
     plan = TodoPlan()
     snapshot = snapshot_for(plan)
     assert snapshot.names == (TODO_TOOL,)
-    assert snapshot.schemas() == (make_todo_tool(plan).schema,)
+    assert snapshot.schemas() == (function_definition(make_todo_tool(plan)),)
 
 
 # --- 4. TodoPlan: the counting behind the reminder, and the note at the end ----------------

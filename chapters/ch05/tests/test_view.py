@@ -1,7 +1,7 @@
 """The plan as the human sees it, in both modes.
 
 Fancy (a terminal): `plan_view` is drawn under the spinner while the model thinks,
-through `Console.show_below_spinner`. The tests ask for fancy output on a
+through `Console.keep_in_view`. The tests ask for fancy output on a
 StringIO (rich is forced to write terminal codes there) and read what was drawn.
 Plain (no terminal): the spinner is one line and the plan is only what the
 todo_write result printed; no terminal codes at all.
@@ -112,7 +112,7 @@ def test_fancy_waiting_draws_the_plan_under_the_spinner() -> None:
         {"id": "1", "content": "Read [bold]x[/bold]", "status": "in_progress"},
         {"id": "2", "content": "Write it", "status": "pending"},
     )
-    console.show_below_spinner(lambda: plan_view(plan))
+    console.keep_in_view(lambda: plan_view(plan))
     drawn = wait_once(console, "waiting for m (turn 2)")
     assert ANSI.search(printed(console))  # terminal codes: this is the fancy mode
     shown = visible(drawn)
@@ -127,7 +127,7 @@ def test_fancy_waiting_draws_the_plan_under_the_spinner() -> None:
 def test_fancy_waiting_with_an_empty_plan_draws_only_the_spinner() -> None:
     console = fancy_console()
     plan = TodoPlan()
-    console.show_below_spinner(lambda: plan_view(plan))
+    console.keep_in_view(lambda: plan_view(plan))
     shown = visible(wait_once(console, "waiting for m (turn 1)"))
     assert "waiting for m (turn 1)" in shown
     assert HEADER not in shown
@@ -137,7 +137,7 @@ def test_fancy_waiting_with_an_empty_plan_draws_only_the_spinner() -> None:
 def test_each_wait_draws_the_plan_of_that_moment() -> None:
     console = fancy_console()
     plan = plan_of(*FRESH)
-    console.show_below_spinner(lambda: plan_view(plan))
+    console.keep_in_view(lambda: plan_view(plan))
     assert f"{HEADER} 0 of 3 completed" in visible(wait_once(console))
     plan.replace([TodoItem.model_validate(i) for i in HALFWAY])
     later = visible(wait_once(console))
@@ -149,7 +149,7 @@ def test_each_wait_draws_the_plan_of_that_moment() -> None:
 
 def test_plain_waiting_ignores_what_is_below_the_spinner() -> None:
     console = Console(out=io.StringIO(), err=io.StringIO(), fancy=False)
-    console.show_below_spinner(lambda: plan_view(plan_of(*FRESH)))
+    console.keep_in_view(lambda: plan_view(plan_of(*FRESH)))
     drawn = wait_once(console, "waiting for m (turn 3)")
     assert drawn == "… waiting for m (turn 3)\n"
 

@@ -1,0 +1,65 @@
+"""The policy, chosen on the command line: --workspace, --mode, --allow, --deny.
+
+The agent and `permissions check` share these options, and so does every
+later chapter that has a policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from chapters.ch02.options import workspace_option
+from chapters.ch02.workspace import Workspace
+from chapters.ch03.policy import Mode, Policy
+from chapters.ch03.settings import load_policy
+from shared.tools import ToolRegistry
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def policy_options(function: F) -> F:
+    """--workspace, --mode, --allow, --deny."""
+    for option in reversed(
+        [
+            workspace_option,
+            click.option(
+                "--mode",
+                type=click.Choice([m.value for m in Mode]),
+                help="default (reads allowed), accept-edits (writes too), plan (read-only), "
+                "bypass (all but deny rules). Default: the settings' defaultMode, else default.",
+            ),
+            click.option(
+                "--allow",
+                multiple=True,
+                metavar="RULE",
+                help="Allow rule, e.g. 'shell(git status)'.",
+            ),
+            click.option(
+                "--deny", multiple=True, metavar="RULE", help="Deny rule, e.g. 'shell(rm:*)'."
+            ),
+        ]
+    ):
+        function = option(function)
+    return function
+
+
+def policy_from_options(
+    root: Workspace,
+    tools: ToolRegistry,
+    mode: str | None,
+    allow: Sequence[str],
+    deny: Sequence[str],
+) -> Policy:
+    """Both settings files, then the flags; rules may name any of `tools` (exit 2 if malformed)."""
+    return load_policy(
+        root,
+        Path.home(),
+        known_tools=tools.key_arguments(),
+        mode=Mode(mode) if mode else None,
+        allow=allow,
+        deny=deny,
+    )
