@@ -126,7 +126,7 @@ class DemoWorkspace:
     def build(cls, folder: str, tools: ToolRegistry) -> DemoWorkspace:
         root = Workspace(Path(folder))
         home = root.root / "home"
-        policy = load_policy(root, home, known_tools=tools.key_arguments())
+        policy = load_policy(root, home, known_tools=tools)
         return cls(root, policy, Hooks(load_hooks(root, home)), AuditLog(root.root / AUDIT_FILE))
 
     def audit_log(self) -> str:

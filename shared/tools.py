@@ -22,7 +22,7 @@ model, never an exception that ends the run.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cached_property
@@ -286,10 +286,6 @@ class ToolSnapshot:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
-    def key_arguments(self) -> dict[str, KeyArgument | None]:
-        """Each tool's name and the argument a permission rule matches."""
-        return {name: tool.key for name, tool in self._tools.items()}
-
     def prepare(self, call: ToolCall) -> PreparedCall | ToolResult:
         """Look up, parse, validate, preview a call. No side effects; failures are results."""
         name = call.function.name
@@ -352,14 +348,23 @@ def _with_preview(prepared: PreparedCall) -> PreparedCall | ToolResult:
     return replace(prepared, preview=preview)
 
 
-class ToolRegistry:
-    """The tools an agent has. Mutable; a request only ever sees a `snapshot()`."""
+class ToolRegistry(Mapping[str, Tool]):
+    """The tools an agent has, by name. Mutable; a request only ever sees a `snapshot()`."""
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._definitions: dict[str, dict[str, Any]] = {}
         for tool in tools:
             self.register(tool)
+
+    def __getitem__(self, name: str) -> Tool:
+        return self._tools[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tools)
+
+    def __len__(self) -> int:
+        return len(self._tools)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -375,13 +380,6 @@ class ToolRegistry:
         """Register tools under `namespace__name`, so two groups may both have a `search`."""
         for tool in tools:
             self.register(tool.renamed(f"{namespace}__{tool.name}"))
-
-    def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
-
-    def key_arguments(self) -> dict[str, KeyArgument | None]:
-        """Each tool's name and the argument a permission rule matches."""
-        return {name: tool.key for name, tool in self._tools.items()}
 
     def subset(self, names: Iterable[str]) -> ToolRegistry:
         """A registry of some of these tools (the same objects); an unknown name is an error."""

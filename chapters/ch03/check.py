@@ -44,7 +44,7 @@ def make_check_command(chapter_tools: Callable[[Workspace], ToolRegistry]) -> cl
         tools = chapter_tools(root)  # for names, keys and side effects; nothing runs
         policy = policy_from_options(root, tools, mode, allow, deny)
         try:
-            parsed = Rule.parse(call_text, "check", tools.key_arguments())
+            parsed = Rule.parse(call_text, "check", tools)
         except RuleError as error:
             raise click.UsageError(f"{error}") from None
         tool = tools.get(parsed.tool)

@@ -58,7 +58,7 @@ def policy_from_options(
     return load_policy(
         root,
         Path.home(),
-        known_tools=tools.key_arguments(),
+        known_tools=tools,
         mode=Mode(mode) if mode else None,
         allow=allow,
         deny=deny,

@@ -129,9 +129,11 @@ class Policy:
             return Verdict(Decision.DENY, f"policy error, denied to be safe: {error!r}")
 
     def hides(self, relative: str) -> bool:
-        """Whether a read deny rule covers this file: glob and grep then skip it too."""
+        """Whether a deny rule on a tool that reads by path covers this file: a rule that
+        keeps one reader out (read_file) keeps the walking ones (glob, grep) out too."""
         return any(
-            rule.tool == "read_file" and rule.matches("read_file", relative) for rule in self.deny
+            rule.reads and rule.kind is KeyKind.PATH and rule.matches(rule.tool, relative)
+            for rule in self.deny
         )
 
     def always_allow(self, call: Call) -> Rule:

@@ -24,9 +24,9 @@ from typing import Any
 
 import pathspec
 
-from shared.tools import KeyArgument, KeyKind
+from shared.tools import KeyKind, SideEffect, Tool
 
-KnownTools = Mapping[str, KeyArgument | None]  # tool name -> the argument its rules match
+KnownTools = Mapping[str, Tool]  # the tools rules may name, by name
 _RULE = re.compile(r"(?P<tool>[A-Za-z_][\w-]*)(?:\((?P<spec>.*)\))?", re.S)
 
 
@@ -41,6 +41,7 @@ class Rule:
     spec: str | None  # None: every call of the tool
     source: str  # where it came from: ".tutorial/settings.json", "--allow", ...
     kind: KeyKind | None = None  # how the tool's key argument is read; None: it has none
+    reads: bool = False  # the tool only reads: a deny on it hides files from other readers
     exact: str | None = None  # set by `exact_rule`: the one key this rule allows, compared as is
 
     @classmethod
@@ -55,7 +56,7 @@ class Rule:
             raise RuleError(
                 f"{text!r} names no known tool; tools: {', '.join(sorted(known_tools))}"
             )
-        key = known_tools[tool]
+        key = known_tools[tool].key
         if spec is not None and key is None:  # it would silently match nothing
             raise RuleError(f"{text!r}: {tool} has no argument a rule can match; write {tool}")
         if spec is not None and not spec.strip():
@@ -63,7 +64,10 @@ class Rule:
         if spec is not None and spec.strip() == ":*" and key and key.kind is not KeyKind.PATH:
             raise RuleError(f"{text!r} has an empty prefix; write {tool} to match every call")
         kind = key.kind if key else None
-        return cls(text.strip(), tool, spec.strip() if spec is not None else None, source, kind)
+        reads = known_tools[tool].side_effect is SideEffect.READ
+        return cls(
+            text.strip(), tool, spec.strip() if spec is not None else None, source, kind, reads
+        )
 
     def matches(self, tool: str, key: str | None) -> bool:
         """Whether this rule covers a call of `tool` whose key argument is `key`."""

@@ -122,7 +122,7 @@ def make_agent(
     policy = load_policy(
         workspace,
         home=tmp_path / "home",
-        known_tools=make_tools(workspace).key_arguments(),
+        known_tools=make_tools(workspace),
         mode=mode,
         allow=allow,
         deny=deny,

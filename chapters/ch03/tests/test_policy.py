@@ -17,14 +17,11 @@ from shared.errors import ConfigError
 from shared.tools import KeyKind, SideEffect, Tool
 
 # Chapter 2's tools say which argument a rule matches; nothing here runs them.
-CHAPTER_TOOLS = make_tools(Workspace(Path(__file__).parent))
-TOOLS = CHAPTER_TOOLS.key_arguments()
+TOOLS = make_tools(Workspace(Path(__file__).parent))
 
 
 def tool(name: str) -> Tool:
-    found = CHAPTER_TOOLS.get(name)
-    assert found is not None
-    return found
+    return TOOLS[name]
 
 
 def rules(*texts: str, source: str = "test") -> list[Rule]:
@@ -32,7 +29,7 @@ def rules(*texts: str, source: str = "test") -> list[Rule]:
 
 
 def call(policy: Policy, name: str, key: str) -> Call:
-    argument = TOOLS[name]
+    argument = tool(name).key
     assert argument is not None
     return policy.call(tool(name), {argument.name: key})
 

@@ -43,7 +43,7 @@ from shared.process import IS_WINDOWS, CommandOutcome
 
 RESTRICTIVENESS = [Decision.PASSTHROUGH, Decision.ALLOW, Decision.ASK, Decision.DENY]
 PRE = HookEvent.PRE_TOOL_USE
-TOOLS = make_tools(Workspace(Path(__file__).parent)).key_arguments()  # chapter 2's tools
+TOOLS = make_tools(Workspace(Path(__file__).parent))  # chapter 2's tools
 
 
 def write_script(folder: Path, code: str, name: str = "hook.py") -> Path:

@@ -135,7 +135,7 @@ def make_agent(
     workspace = Workspace(root)
     home = tmp_path / "home"
     runner = FakeRunner()
-    known = make_tools(workspace).key_arguments()
+    known = make_tools(workspace)
     policy = load_policy(workspace, home, known_tools=known, mode=mode, allow=allow, deny=deny)
     loaded = Hooks([*load_hooks(workspace, home), *hooks])
     return Agent(

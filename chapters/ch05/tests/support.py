@@ -167,7 +167,7 @@ def make_agent(
     policy = load_policy(
         workspace,
         tmp_path / "home",
-        known_tools=chapter_tools(workspace).key_arguments(),
+        known_tools=chapter_tools(workspace),
         mode=mode,
     )
     console = console or Console(out=io.StringIO(), err=io.StringIO(), fancy=False)
