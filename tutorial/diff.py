@@ -72,8 +72,7 @@ def declared_base(path: Path, number: int) -> Path | None:
     base = REPOSITORY / match[1]
     if int(match[2]) >= number or not base.is_file():
         raise DeclarationError(
-            f"{path.relative_to(REPOSITORY).as_posix()} extends {match[1]}, "
-            "which is not a file of an earlier chapter"
+            f"{path.as_posix()} extends {match[1]}, which is not a file of an earlier chapter"
         )
     return base
 

@@ -48,7 +48,7 @@ def make_search_tools(
 ) -> list[PydanticTool]:
     """`hidden(relative_path)`: files the walking tools must neither list nor read.
 
-    Chapter 3 passes the files its read deny rules cover: a rule that keeps
+    A permission policy passes the files its read deny rules cover: a rule that keeps
     read_file out of secrets/ must keep grep out of it too.
     """
 

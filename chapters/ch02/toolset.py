@@ -22,7 +22,7 @@ def make_tools(
 ) -> ToolRegistry:
     """All six tools for one run; the ledger remembers this run's reads.
 
-    `hidden` keeps glob and grep away from files (chapter 3: read deny rules).
+    `hidden` keeps glob and grep away from files (a policy's read deny rules, say).
     """
     ledger = ReadLedger()
     return ToolRegistry(

@@ -17,7 +17,7 @@ system is refused on all, so a chapter behaves the same for every reader):
 The walking tools use `walk`, which never descends into a symlinked folder and
 never yields a file whose real path is outside the root. A path that cannot be
 resolved at all (a symlink loop, an unencodable name) is refused too. The shell still has
-no boundary at all; chapter 3 adds the policy that governs it.
+no boundary at all: nothing in this module governs what a command does.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ class Permissions(BaseModel):
 
 
 class SettingsFile(BaseModel):
-    # Other keys belong to other chapters (hooks, in chapter 4), so they are allowed here.
+    # Other keys are read by other parts of the harness, so they are allowed here.
     model_config = ConfigDict(extra="allow")
 
     permissions: Permissions = Permissions()

@@ -1,4 +1,4 @@
-"""Test helpers shared by chapter 3's and chapter 4's tests (they read the same files)."""
+"""Test helpers for chapter 3's tests, and for later tests that read the same files."""
 
 from __future__ import annotations
 
