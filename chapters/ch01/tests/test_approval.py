@@ -7,7 +7,14 @@ import io
 import pytest
 
 from chapters.ch01.tests.harness import Harness, plain_console
-from shared.approval import APPROVAL_PROMPT, NO_TTY_NOTICE, ApprovalRequest, TerminalApprover
+from shared import approval
+from shared.approval import (
+    APPROVAL_PROMPT,
+    HIDDEN_PROMPT_NOTICE,
+    NO_TTY_NOTICE,
+    ApprovalRequest,
+    TerminalApprover,
+)
 from shared.console import Console
 from shared.scripted import response, tool_call
 
@@ -88,3 +95,35 @@ def test_no_terminal_in_the_loop_denies_and_the_model_is_told() -> None:
     assert h.runner.commands == []
     assert h.tool_messages()[0].content.startswith("denied")
     assert NO_TTY_NOTICE in h.console_text()
+
+
+# -- asked where the person is ---------------------------------------------------------------
+
+
+def only_stdin_is_a_terminal(monkeypatch: pytest.MonkeyPatch, stdin: io.StringIO) -> None:
+    """stdin is a terminal, stderr is redirected (say `--trace 2>trace.log`)."""
+    monkeypatch.setattr(approval, "is_terminal", lambda stream: stream is stdin)
+
+
+def test_with_stderr_redirected_the_question_goes_to_the_controlling_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stdin, terminal = io.StringIO("y\n"), io.StringIO()
+    only_stdin_is_a_terminal(monkeypatch, stdin)
+    monkeypatch.setattr(approval, "controlling_terminal", lambda: terminal)
+    console = plain_console()
+    assert TerminalApprover(console, stdin=stdin).approve(REQUEST) is True
+    assert APPROVAL_PROMPT in terminal.getvalue() and "echo 42" in terminal.getvalue()
+    assert APPROVAL_PROMPT not in err(console)  # not into the redirected stderr
+
+
+def test_with_stderr_redirected_and_no_terminal_to_ask_on_the_call_is_denied_unread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stdin = io.StringIO("y\n")  # would approve if it were read
+    only_stdin_is_a_terminal(monkeypatch, stdin)
+    monkeypatch.setattr(approval, "controlling_terminal", lambda: None)
+    console = plain_console()
+    assert TerminalApprover(console, stdin=stdin).approve(REQUEST) is False
+    assert HIDDEN_PROMPT_NOTICE in err(console)
+    assert stdin.read() == "y\n"

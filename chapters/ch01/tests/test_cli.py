@@ -248,3 +248,40 @@ def test_help_and_config_errors_do_not_import_openai(argv: list[str], tmp_path: 
     assert marker == "RESULT", done.stdout + done.stderr
     assert exit_code in ("0", "2")  # help, or the config error
     assert imported == "False"
+
+
+def test_ctrl_c_at_the_approval_prompt_exits_130_without_another_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(approval, "is_terminal", lambda stream: True)
+
+    def interrupted(self: object, prompt: str, stdin: object) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("shared.console.Console.ask", interrupted)
+    result = tutorial("run", "--chapter", "1", "--demo", "--trace")
+    assert result.exit_code == 130
+    assert "interrupted" in result.stderr
+    assert "--- request 2 ---" not in result.stderr  # it stopped; it did not ask the model again
+    assert_no_traceback(result)
+
+
+def test_a_very_long_output_line_is_cut_on_the_console_but_reaches_the_model_whole() -> None:
+    from chapters.ch01.tests.harness import Harness
+    from shared.process import CommandOutcome
+    from shared.scripted import response, tool_call
+
+    line = "x" * 10_000_000
+    h = Harness(
+        steps=[
+            response(None, [tool_call("c1", "shell", '{"command": "cat big"}')]),
+            response("ok"),
+        ],
+        answers=[True],
+        outcomes=[CommandOutcome(0, line + "\n", "")],
+    )
+    h.run()
+    assert line in h.tool_messages()[0].content
+    shown = h.console_text()
+    assert len(shown) < 5_000
+    assert "more characters sent to the model" in shown

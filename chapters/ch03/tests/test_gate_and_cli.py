@@ -39,7 +39,7 @@ from chapters.ch03.gate import PermissionGate
 from chapters.ch03.policy import Mode, Policy
 from chapters.ch03.rules import Rule
 from chapters.ch03.settings import PROJECT_SETTINGS, load_policy
-from chapters.ch03.tests.support import read_audit, tutorial, write_json
+from chapters.ch03.tests.support import read_audit, read_outcomes, tutorial, write_json
 from shared.agent import AgentSpec
 from shared.approval import ApprovalRequest
 from shared.completion import ModelClient
@@ -707,6 +707,59 @@ def test_check_never_writes_an_audit_file(tmp_path: Path) -> None:
         assert check("--chapter", "3", *args).exit_code == 0
     assert not (tmp_path / AUDIT_FILE).exists()
     assert not (tmp_path / ".tutorial").exists()
+
+
+def test_check_lists_each_known_tool_once(tmp_path: Path) -> None:
+    result = check("--chapter", "5", "Bash(ls)")
+    assert result.exit_code == 2
+    tools = result.stderr.splitlines()[0].split("tools: ", 1)[1].split(", ")
+    assert sorted(tools) == tools and len(tools) == len(set(tools))
+    assert "todo_write" in tools
+
+
+def test_check_help_needs_no_chapter() -> None:
+    for help_word in ("--help", "-h"):
+        result = check(help_word)
+        assert result.exit_code == 0, result.stderr
+        assert "Usage: python -m tutorial permissions check --chapter 3" in result.stdout
+        assert "--deny RULE" in result.stdout
+
+
+def test_an_extra_argument_is_named_whole_with_its_parentheses() -> None:
+    result = check("--chapter", "3", "shell(ls)", "shell(pwd)")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == "Unknown argument: shell(pwd)"
+
+
+def test_check_says_the_boundary_refuses_a_path_the_policy_allows(tmp_path: Path) -> None:
+    result = check("--chapter", "3", "--workspace", str(tmp_path), "read_file(/etc/passwd)")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:2] == [
+        "allow: read_file(/etc/passwd)",
+        "  because: mode default allows read calls",
+    ]
+    assert lines[3] == (
+        "  then: the workspace boundary refuses it ('/etc/passwd' resolves outside the "
+        "workspace); it would not run"
+    )
+
+
+def test_the_audit_records_what_came_of_each_call_that_ran(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello\n", encoding="utf-8")
+    agent = make_agent(tmp_path, deny=["shell(rm:*)"])
+    agent.run(
+        turn(
+            call("c1", "read_file", path="a.txt"),
+            call("c2", "read_file", path="/etc/passwd"),
+            shell("c3", "rm -rf x"),
+        ),
+        DONE,
+    )
+    decided = [(r["tool_call_id"], r["decision"]) for r in read_audit(agent.audit.path)]
+    assert decided == [("c1", "allow"), ("c2", "allow"), ("c3", "deny")]
+    outcomes = [(r["tool_call_id"], r["outcome"]) for r in read_outcomes(agent.audit.path)]
+    assert outcomes == [("c1", "ok"), ("c2", "path_outside_workspace")]  # c3 never ran
 
 
 # --- 9. the demo ---------------------------------------------------------------------------

@@ -285,6 +285,11 @@ def write_settings(
         ('{"permissions": {"defaultMode": "yolo"}}', "permissions.defaultMode"),
         ('{"permissions": {"deny": ["rm -rf"]}}', "permissions.deny[0]: 'rm -rf' is not a rule"),
         ('{"permissions": {"allow": ["Bash(ls)"]}}', "names no known tool"),
+        (
+            "[]",
+            'must hold one JSON object, such as {"permissions": {"allow": ["shell(git status)"]}}',
+        ),
+        ('"allow"', "it holds a string"),
     ],
 )
 def test_a_malformed_settings_file_is_a_config_error_naming_it(
