@@ -3,10 +3,12 @@
     python scripts/bench_loop.py [--turns 200] [--repeat 5]   (exit 1: goal missed)
 
 What it measures: the time `run_agent` spends between two model requests (parse the
-reply, append it, validate/approve/run the tool call, check the message contract,
-build the next request), with no model and no tool work: the model replays prepared
-response dicts without copying them, the approver always says yes, the shell runner
-returns "ok" at once and the console writes plain text to a StringIO.
+reply, append it, the call pipeline's prepare/authorize/execute/finish for the tool
+call, the seams, check the message contract, build the next request), with no model
+and no tool work: chapter 1's agent as its composition module builds it, but the
+model replays prepared response dicts without copying them, the approver always says
+yes, the shell runner returns "ok" at once and the console writes plain text to a
+StringIO.
 
 Why: every turn sends the whole history again, so any per-message work done per turn
 makes a long session quadratically slow. The harness must not be that bottleneck.
@@ -30,14 +32,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from chapters.ch01.agent import build_agent
 from chapters.ch01.loop import run_agent
-from chapters.ch01.shell_tool import make_shell_tool
 from shared.approval import ScriptedApprover
 from shared.console import Console
 from shared.messages import Message
 from shared.process import CommandOutcome, Shell
 from shared.scripted import response, tool_call
-from shared.tools import ToolRegistry
 
 GOAL_RATIO = 1.5
 WINDOW = 20  # turns averaged at each end
@@ -74,18 +75,18 @@ def one_run(turns: int) -> tuple[list[float], int, float]:
     """One full run; returns the per-turn gaps, the final history length, the wall time."""
     calls = [tool_call(f"call_{i}", "shell", '{"command": "echo hi"}') for i in range(1, turns)]
     model = TimedModel([*(response(None, [call]) for call in calls), response(FINAL_TEXT)])
-    shell = make_shell_tool(Path.cwd(), runner=ok_runner, shell=Shell("bash", ("bash", "-c")))
+    agent = build_agent(
+        model=model,
+        console=Console(out=io.StringIO(), err=io.StringIO(), fancy=False),
+        approver=ScriptedApprover.always(True, times=turns),
+        cwd=Path.cwd(),
+        max_turns=turns,
+        runner=ok_runner,
+        shell=Shell("bash", ("bash", "-c")),
+    )
     history: list[Message] = []
     started = time.perf_counter()
-    answer = run_agent(
-        "benchmark",
-        model=model,
-        tools=ToolRegistry([shell]),
-        approver=ScriptedApprover.always(True, times=turns),
-        console=Console(out=io.StringIO(), err=io.StringIO(), fancy=False),
-        max_turns=turns,
-        history=history,
-    )
+    answer = run_agent("benchmark", agent, history=history)
     elapsed = time.perf_counter() - started
     assert answer == FINAL_TEXT and len(model.starts) == turns, "the run did not finish as scripted"
     return model.gaps(), len(history), elapsed

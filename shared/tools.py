@@ -81,7 +81,8 @@ class ToolResult:
     keyword: str = ""  # e.g. "not_read"; empty means the status itself ("ok", "denied")
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "status", Status(self.status))  # a word outside the set: error
+        if not isinstance(self.status, Status):  # a word outside the closed set: ValueError
+            object.__setattr__(self, "status", Status(self.status))
         if not self.keyword:
             object.__setattr__(self, "keyword", self.status.value)
 
@@ -343,6 +344,8 @@ def _with_preview(prepared: PreparedCall) -> PreparedCall | ToolResult:
             f"({type(error).__name__}: {error}); it did not run.",
             Status.ERROR,
         )
+    if preview is None:
+        return prepared
     if isinstance(preview, ToolResult):
         return preview
     return replace(prepared, preview=preview)
