@@ -28,9 +28,21 @@ MAX_STOP_REFUSALS = 3
 class HookBlockedError(AgentError):
     """A UserPromptSubmit hook blocked the prompt; nothing was sent."""
 
+    def cli_line(self) -> str:
+        return (
+            f"{super().cli_line()}. Nothing was sent: change the prompt, or the hook "
+            "in .tutorial/settings.json"
+        )
+
 
 class StopRefusedError(AgentError):
     """A Stop hook kept refusing the stop; the bound ended the run."""
+
+    def cli_line(self) -> str:
+        return (
+            f"{super().cli_line()}. Do what the hook asks for by hand, or fix the hook "
+            "in .tutorial/settings.json"
+        )
 
 
 @dataclass(frozen=True)
