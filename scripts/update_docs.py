@@ -62,10 +62,11 @@ from shared.approval import Approver, ScriptedApprover, TerminalApprover  # noqa
 from shared.console import Console  # noqa: E402
 from shared.tools import ToolRegistry  # noqa: E402
 
-# A marker, the opening fence, the body (possibly empty), the closing fence on its own line.
+# A marker, an optional caption line, the opening fence, the body (possibly empty), the
+# closing fence on its own line. The caption is generated too.
 BLOCK = re.compile(
-    r"(<!-- (?P<kind>trace|source|console|audit|loop)(?:: (?P<title>[^>]+?))? -->\n```\w*\n)"
-    r"(?P<body>(?:.*?\n)??)(?P<close>```)$",
+    r"(?P<marker><!-- (?P<kind>trace|source|console|audit|loop)(?:: (?P<title>[^>]+?))? -->\n)"
+    r"(?:(?!```)[^\n]*\n)?(?P<fence>```\w*\n)(?P<body>(?:.*?\n)??)(?P<close>```)$",
     re.S | re.M,
 )
 
@@ -237,6 +238,18 @@ def trace_block(reference: str, documents: dict[str, Any]) -> str:
 
 def source_block(reference: str) -> str:
     """`path name`, `path Class` or `path Class.method` -> the source text of that definition."""
+    return definition(reference)[1]
+
+
+def source_caption(reference: str, note: str = "") -> str:
+    """A visible caption naming the file and the definition, linked to its first line."""
+    path, name = reference.split()
+    line = definition(reference)[0]
+    return f"[`{path}` · `{name}`{note}](../{path}#L{line})"
+
+
+def definition(reference: str) -> tuple[int, str]:
+    """The first line number and the source text of `path name` (a function, class, method)."""
     path, name = reference.split()
     source = (ROOT / path).read_text(encoding="utf-8")
     nodes: list[ast.stmt] = ast.parse(source).body
@@ -248,7 +261,7 @@ def source_block(reference: str) -> str:
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             lines = source.splitlines()[first - 1 : node.end_lineno]
             indent = len(lines[0]) - len(lines[0].lstrip())
-            return "\n".join(line[indent:] for line in lines)
+            return first, "\n".join(line[indent:] for line in lines)
     raise SystemExit(f"no function {name} in {path}")
 
 
@@ -277,8 +290,15 @@ def console_block(printed: str) -> str:
     return re.sub(r"(\[y(?:/a)?/N\]) ", r"\1 y\n", "\n".join(lines))
 
 
-def render(text: str, run: Demo) -> str:
+def render(text: str, run: Demo, chapter: int) -> str:
     cache: list[DemoOutput] = []
+    command = f"python -m tutorial run --chapter {chapter} --demo"
+    demo_file = f"chapters/ch{chapter:02d}/demo.py"
+    captions = {
+        "trace": f"由 `{command} --trace` 生成（脚本模型：[{demo_file}](../{demo_file})）",
+        "console": f"由 `{command}` 生成，回答 `y` 的人在终端前（[{demo_file}](../{demo_file})）",
+        "audit": f"`{command}` 写下的 `.tutorial/audit.jsonl`（时间换成了 `<time>`）",
+    }
 
     def demo() -> DemoOutput:
         if not cache:
@@ -288,16 +308,16 @@ def render(text: str, run: Demo) -> str:
     def replace(match: re.Match[str]) -> str:
         kind, title = match["kind"], match["title"] or ""
         if kind == "source":
-            body = source_block(title)
+            body, caption = source_block(title), source_caption(title)
         elif kind == "loop":
-            body = loop_block(title)
+            body, caption = loop_block(title), source_caption(LOOP, "，◀ 标出本章接入的行")
         elif kind == "trace":
-            body = trace_block(title, demo().documents)
+            body, caption = trace_block(title, demo().documents), captions[kind]
         elif kind == "audit":
-            body = audit_block(demo().audit)
+            body, caption = audit_block(demo().audit), captions[kind]
         else:
-            body = console_block(demo().printed)
-        return f"{match[1]}{body}\n{match['close']}"
+            body, caption = console_block(demo().printed), captions[kind]
+        return f"{match['marker']}{caption}\n{match['fence']}{body}\n{match['close']}"
 
     return BLOCK.sub(replace, text)
 
@@ -309,7 +329,7 @@ def main() -> int:
     stale = []
     for path, run in DOCS.items():
         text = path.read_text(encoding="utf-8")
-        updated = render(text, run)
+        updated = render(text, run, int(path.name[2:4]))
         if updated == text:
             continue
         stale.append(path.relative_to(ROOT).as_posix())
