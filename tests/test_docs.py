@@ -233,7 +233,7 @@ def keywords(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
             "tests.keyword_dump",
             "chapters",
             "tests",
-        ],  # fmt: skip
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,
