@@ -172,3 +172,13 @@ def test_every_ready_chapter_has_one_text_and_a_readme_abstract() -> None:
     for pages in chapters:
         assert (ROOT / pages.text).is_file()
         assert pages.title and pages.abstract
+
+
+def test_the_readme_and_ci_build_the_site_and_run_the_browser_test() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    build = "python scripts/with_venv.py --site python scripts/build_site.py"
+    test = "python scripts/with_venv.py --site python -m pytest tests/site"
+    assert build in readme and test in readme
+    assert f'"$PY" {build.removeprefix("python ")}' in ci
+    assert f'"$PY" {test.removeprefix("python ")}' in ci
