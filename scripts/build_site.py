@@ -35,7 +35,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,7 +71,7 @@ INLINE_LINK = re.compile(r"(!?\[(?:[^\[\]]|\[[^\]]*\])*\]\()(<[^>]*>|[^()\s]*(?:
 REFERENCE_LINK = re.compile(r"^( {0,3}\[[^\]]+\]:[ \t]*)(<[^>]*>|\S+)", re.MULTILINE)
 HTML_LINK = re.compile(r"""(<(?:a|img|source)\b[^>]*?\b(?:href|src)=)("[^"]*"|'[^']*')""")
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-CODE_SPAN = re.compile(r"(`+)(?:.|\n)*?(?<!`)\1(?!`)")
+CODE_SPAN = re.compile(r"(`+)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)\1(?!`)")  # not past a blank line
 DETAILS = re.compile(r"<details(?![^>]*\bmarkdown=)([^>]*)>")
 REMOTE_ASSET = re.compile(
     r"""<(?:script|img|iframe|source|audio|video)\b[^>]*\bsrc=["']?(?:https?:)?//"""
@@ -434,17 +434,21 @@ class Links:
     errors: list[str] = field(default_factory=list)
 
     def rewrite(self, markdown: str) -> str:
-        return "".join(self._rewrite_outside_code(part) for part in split_code(markdown))
-
-    def _rewrite_outside_code(self, part: str) -> str:
-        if part.startswith(("`", "~")) or part.startswith("    "):
-            return part
-        part = INLINE_LINK.sub(lambda m: m.group(1) + self.target(m.group(2)), part)
-        part = REFERENCE_LINK.sub(lambda m: m.group(1) + self.target(m.group(2)), part)
-        return HTML_LINK.sub(
-            lambda m: m.group(1) + m.group(2)[0] + self.target(m.group(2)[1:-1]) + m.group(2)[0],
-            part,
+        return "".join(
+            part if is_code else self._rewrite_prose(part) for is_code, part in split_code(markdown)
         )
+
+    def _rewrite_prose(self, prose: str) -> str:
+        def link(m: re.Match[str]) -> str:
+            return m.group(1) + self.target(m.group(2))
+
+        def html_attribute(m: re.Match[str]) -> str:
+            quote, value = m.group(2)[0], m.group(2)[1:-1]
+            return m.group(1) + quote + self.target(value) + quote
+
+        prose = sub_outside_code_spans(INLINE_LINK, link, prose)
+        prose = sub_outside_code_spans(REFERENCE_LINK, link, prose)
+        return sub_outside_code_spans(HTML_LINK, html_attribute, prose)
 
     def target(self, raw: str) -> str:
         bracketed = raw.startswith("<") and raw.endswith(">")
@@ -482,8 +486,24 @@ class Links:
         return link + (f"#{anchor}" if anchor else "")
 
 
-def split_code(markdown: str) -> Iterator[str]:
-    """The text in pieces: fenced code blocks and code spans whole, the prose between them."""
+def sub_outside_code_spans(
+    pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str], prose: str
+) -> str:
+    """pattern.sub, except for matches that start inside a code span.
+
+    A link's text may hold code spans ([`loop.py` · `run_agent`](...)), so the
+    spans are skipped by position, not cut out of the prose.
+    """
+    spans = [m.span() for m in CODE_SPAN.finditer(prose)]
+
+    def outside(m: re.Match[str]) -> str:
+        return m.group(0) if any(a <= m.start() < b for a, b in spans) else replace(m)
+
+    return pattern.sub(outside, prose)
+
+
+def split_code(markdown: str) -> Iterator[tuple[bool, str]]:
+    """The text in pieces, (True, a fenced code block) or (False, the prose between them)."""
     lines = markdown.splitlines(keepends=True)
     prose: list[str] = []
     i = 0
@@ -493,7 +513,7 @@ def split_code(markdown: str) -> Iterator[str]:
             prose.append(lines[i])
             i += 1
             continue
-        yield from split_spans("".join(prose))
+        yield False, "".join(prose)
         prose = []
         mark = opening.group(1)
         block = [lines[i]]
@@ -509,25 +529,20 @@ def split_code(markdown: str) -> Iterator[str]:
                 and not lines[i - 1].strip().lstrip(mark[0])
             ):
                 break
-        yield "".join(block)
-    yield from split_spans("".join(prose))
+        yield True, "".join(block)
+    yield False, "".join(prose)
 
 
-def split_spans(prose: str) -> Iterator[str]:
-    start = 0
-    for match in CODE_SPAN.finditer(prose):
-        yield prose[start : match.start()]
-        yield match.group(0)
-        start = match.end()
-    yield prose[start:]
+def markdown_inside(m: re.Match[str]) -> str:
+    return f'<details markdown="1"{m.group(1)}>'
 
 
 def stage_text(markdown: str, links: Links, box: str | None) -> str:
     markdown = links.rewrite(markdown)
     # Markdown inside <details> renders on GitHub; Python-Markdown needs to be told.
     markdown = "".join(
-        DETAILS.sub(r'<details markdown="1"\1>', part) if not part.startswith(("`", "~")) else part
-        for part in split_code(markdown)
+        part if is_code else sub_outside_code_spans(DETAILS, markdown_inside, part)
+        for is_code, part in split_code(markdown)
     )
     if box is None:
         return markdown

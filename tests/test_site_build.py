@@ -104,9 +104,21 @@ def test_links_into_the_code_become_links_to_its_pages(code: dict[str, CodeFile]
 
 def test_links_in_code_are_left_alone(code: dict[str, CodeFile]) -> None:
     links = links_from("docs/ch01-agent-loop.md", code)
-    text = "`[x](../nothing.py)` and\n\n```md\n[y](../nothing.py)\n```\n\n~~~\n[z](../no.py)\n~~~\n"
+    text = (
+        "`[x](../nothing.py)` and\n\n```md\n[y](../nothing.py)\n```\n\n~~~\n[z](../no.py)\n~~~\n"
+        "1. a list\n\n   ```md\n   [w](../no.py)\n   ```\n"
+    )
     assert links.rewrite(text) == text
     assert links.errors == []
+
+
+def test_a_caption_whose_text_is_code_is_still_a_link(code: dict[str, CodeFile]) -> None:
+    links = links_from("docs/ch01-agent-loop.md", code)
+    caption = "[`chapters/ch01/loop.py` · `run_agent`](../chapters/ch01/loop.py#run_agent)\n"
+    assert links.rewrite(caption) == caption.replace("loop.py#", "loop.py.md#")
+    # A stray backtick does not make the rest of the text code.
+    stray = "a ` b\n\n[c](../chapters/ch01/loop.py)\n"
+    assert links.rewrite(stray) == stray.replace("loop.py)", "loop.py.md)")
 
 
 def test_a_link_to_a_missing_file_or_anchor_fails_and_says_which(
@@ -132,6 +144,8 @@ def test_a_staged_text_gets_its_box_under_the_title_and_markdown_in_details(
     staged = build_site.stage_text(text, links_from("docs/ch01-x.md", code), "BOX\n")
     assert staged.startswith("# Title\n\nBOX\n\n\nIntro.")
     assert '<details markdown="1">' in staged
+    mention = "Fold it in `<details>`.\n"
+    assert build_site.stage_text(mention, links_from("docs/x.md", code), None) == mention
 
 
 def test_every_code_page_has_one_anchored_line_per_source_line(
