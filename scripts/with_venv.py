@@ -2,13 +2,17 @@
 
     python scripts/with_venv.py python -m tutorial run --chapter 1 --demo
     python scripts/with_venv.py python -m pytest
+    python scripts/with_venv.py --site python scripts/build_site.py
 
 One command on a fresh machine with only Python: it creates `.venv` beside
 this repository's README, installs requirements-dev.txt (exact versions), puts
 the repository on the environment's path (so its `python -m tutorial` works in
 any folder), and reinstalls only when a requirements file changed. A leading `python` in the
 command means the virtual environment's Python; other names (`ruff`, `mypy`)
-are looked up in its scripts folder. Works the same in bash and PowerShell.
+are looked up in its scripts folder. `--site` first also installs
+requirements-site.txt (the site generator and the browser test's driver),
+which only building the site and its browser test need. Works the same in
+bash and PowerShell.
 """
 
 from __future__ import annotations
@@ -23,20 +27,29 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 REQUIREMENTS = (ROOT / "requirements.txt", ROOT / "requirements-dev.txt")
+SITE_REQUIREMENTS = ROOT / "requirements-site.txt"
 STAMP = VENV / "requirements.sha256"
+SITE_STAMP = VENV / "requirements-site.sha256"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 
 
-def ensure_venv() -> None:
+def ensure_venv(site: bool = False) -> None:
     if not PYTHON.exists():
         print(f"creating {VENV.name}/ ...", file=sys.stderr)
         venv.create(VENV, with_pip=True)
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in REQUIREMENTS)).hexdigest()
-    if STAMP.exists() and STAMP.read_text().strip() == digest:
+    install(REQUIREMENTS, STAMP)
+    if site:
+        install((*REQUIREMENTS, SITE_REQUIREMENTS), SITE_STAMP)
+
+
+def install(files: tuple[Path, ...], stamp: Path) -> None:
+    """pip install the last of `files` (which includes the others), unless none changed."""
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()
+    if stamp.exists() and stamp.read_text().strip() == digest:
         return
     link_repository()
-    print("installing pinned dependencies (requirements-dev.txt) ...", file=sys.stderr)
+    print(f"installing pinned dependencies ({files[-1].name}) ...", file=sys.stderr)
     subprocess.run(
         [
             str(PYTHON),
@@ -46,11 +59,11 @@ def ensure_venv() -> None:
             "--quiet",
             "--disable-pip-version-check",
             "-r",
-            str(ROOT / "requirements-dev.txt"),
+            str(files[-1]),
         ],
         check=True,
     )
-    STAMP.write_text(digest + "\n")
+    stamp.write_text(digest + "\n")
 
 
 def link_repository() -> None:
@@ -73,11 +86,14 @@ def resolve(command: list[str]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    site = bool(argv) and argv[0] == "--site"
+    if site:
+        argv = argv[1:]
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
     try:
-        ensure_venv()
+        ensure_venv(site)
     except subprocess.CalledProcessError as error:
         print(
             f"installing dependencies failed (exit {error.returncode}); see pip's output above",
