@@ -20,9 +20,11 @@ let the call through.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import PureWindowsPath
 from typing import Any
 
 from chapters.ch02.workspace import PathOutsideWorkspace, Workspace
@@ -70,6 +72,9 @@ class Call:
     tool: str
     side_effect: SideEffect
     key: str | None  # the command, or the workspace-relative path; None if the tool has none
+    # Other names of the same file that deny and ask rules also see: the path as the
+    # model wrote it, when `key` is where a symlink leads. Allow rules never see them.
+    aliases: tuple[str, ...] = ()
 
     @property
     def shown(self) -> str:
@@ -86,15 +91,22 @@ class Policy:
     added: list[Rule] = field(default_factory=list)  # "always" answers of this run
 
     def call(self, tool: str, side_effect: SideEffect, arguments: Mapping[str, Any]) -> Call:
-        """The key argument as rules see it: a command, or a workspace-relative path."""
+        """The key argument as rules see it: a command, or a workspace-relative path.
+
+        A path is the file it resolves to (through symlinks), so `read_file(secrets/**)`
+        also denies a link that leads there; the name as written rides along as an
+        alias, so a deny rule on a link's own name holds whatever it points to.
+        """
         name = KEY_ARGUMENTS.get(tool)
         raw = arguments.get(name) if name else None
         if raw is None or tool == "shell":
             return Call(tool, side_effect, raw)
         try:
-            return Call(tool, side_effect, self.workspace.relative(self.workspace.resolve(raw)))
+            key = self.workspace.relative(self.workspace.resolve(raw))
         except PathOutsideWorkspace:
             return Call(tool, side_effect, raw)  # the tool itself will refuse it
+        named = _as_written(self.workspace, raw)
+        return Call(tool, side_effect, key, (named,) if named not in (None, key) else ())
 
     def decide(self, call: Call, hook: Verdict | None = None) -> Verdict:
         """The first layer with an opinion decides; an error in any layer denies.
@@ -116,10 +128,20 @@ class Policy:
             return Verdict(Decision.DENY, f"policy error, denied to be safe: {error!r}")
 
     def hides(self, relative: str) -> bool:
-        """Whether a read deny rule covers this file: glob and grep then skip it too."""
-        return any(
-            rule.tool == "read_file" and rule.matches("read_file", relative) for rule in self.deny
-        )
+        """Whether a read deny rule covers this file: glob and grep then skip it too.
+
+        The rules see both the name and, for a symlink, the file it leads to: a link
+        `notes.txt` -> `secrets/key.txt` is hidden by `read_file(secrets/**)`, as
+        read_file itself is denied. A name that cannot be resolved is hidden.
+        """
+        rules = [rule for rule in self.deny if rule.tool == "read_file"]
+        if not rules:
+            return False
+        try:
+            target = self.workspace.relative(self.workspace.resolve(relative))
+        except PathOutsideWorkspace:
+            return True  # the boundary cannot vouch for it: neither can the rules
+        return any(rule.matches("read_file", name) for rule in rules for name in {relative, target})
 
     def always_allow(self, call: Call) -> Rule:
         """The human answered "a": allow exactly this tool and key for the rest of the run."""
@@ -180,11 +202,26 @@ def _parts(call: Call) -> tuple[tuple[str | None, ...], bool]:
 
 def _first_part_match(call: Call, rules: Sequence[Rule], decision: Decision) -> Verdict:
     parts, _ = _parts(call)
-    for part in parts:
+    for part in (*parts, *call.aliases):  # a deny or an ask also holds for the name as written
         for rule in rules:
             if rule.matches(call.tool, part):
                 return Verdict(decision, rule.describe(), rule)
     return PASS
+
+
+def _as_written(workspace: Workspace, raw: str) -> str | None:
+    """The workspace-relative path as the model spelled it, links not followed.
+
+    `..` is applied as text here; that is safe because this name is only ever an
+    extra name for deny and ask rules to match, never a reason to allow.
+    """
+    path = posixpath.normpath(raw.replace("\\", "/"))
+    if posixpath.isabs(path) or PureWindowsPath(path).drive:
+        root = workspace.root.as_posix()
+        if not path.startswith(root.rstrip("/") + "/"):
+            return None
+        path = path[len(root.rstrip("/")) + 1 :]
+    return None if path == ".." or path.startswith("../") else path
 
 
 def _all_parts_match(call: Call, rules: Sequence[Rule]) -> Verdict:

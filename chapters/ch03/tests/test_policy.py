@@ -340,3 +340,61 @@ def test_grep_and_glob_skip_files_a_read_deny_rule_covers(
     assert "secrets/token.txt" not in listed and "app.py" in listed
     direct = run(tools, "grep", pattern="TOKEN", path="secrets/token.txt").content
     assert "hunter2" not in direct
+
+
+# -- deny rules see the target of a link and its name (issue 11) -------------------------------
+
+
+def _link(link: Path, target: str) -> None:
+    try:
+        link.symlink_to(target)
+    except (OSError, NotImplementedError):
+        pytest.skip("symlinks cannot be created here")
+
+
+def test_a_file_link_into_a_denied_folder_is_hidden_from_grep_and_glob(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    # The reproduction: read_file(secrets/**) denied, `ln -s secrets/key.txt notes.txt`.
+    # read_file notes.txt was denied, but grep printed the key through the link.
+    from chapters.ch01.tests.harness import FakeRunner
+    from chapters.ch02.tests.helpers import run
+    from chapters.ch02.toolset import make_tools
+
+    (workspace.root / "secrets").mkdir()
+    (workspace.root / "secrets" / "key.txt").write_text("API_KEY=hunter2\n", encoding="utf-8")
+    (workspace.root / "app.py").write_text("API_KEY = load()\n", encoding="utf-8")
+    _link(workspace.root / "notes.txt", "secrets/key.txt")
+    policy = load_policy(
+        workspace, tmp_path / "home", known_tools=TOOLS, deny=["read_file(secrets/**)"]
+    )
+    tools = make_tools(workspace, runner=FakeRunner(), hidden=policy.hides)
+
+    assert decide(policy, "read_file", "notes.txt") is Decision.DENY
+    grep = run(tools, "grep", pattern="API_KEY").content
+    assert "hunter2" not in grep and "app.py:1:" in grep
+    assert "2 files not searched: a deny rule covers them" in grep
+    listed = run(tools, "glob", pattern="**/*").content
+    assert "notes.txt" not in listed and "app.py" in listed
+    assert policy.hides("notes.txt") and not policy.hides("app.py")
+
+
+def test_a_deny_rule_on_a_links_name_holds_whatever_it_points_to(workspace: Workspace) -> None:
+    # Writing through CI.yml changes what CI reads, whatever file holds the bytes.
+    (workspace.root / "templates").mkdir()
+    (workspace.root / "templates" / "ci.yml").write_text("on: push\n", encoding="utf-8")
+    (workspace.root / "config").mkdir()
+    (workspace.root / "config" / "prod.env").write_text("TOKEN=x\n", encoding="utf-8")
+    _link(workspace.root / "CI.yml", "templates/ci.yml")
+    _link(workspace.root / ".env", "config/prod.env")
+    policy = Policy(
+        workspace, Mode.ACCEPT_EDITS, deny=rules("write_file(/CI.yml)", "read_file(.env)")
+    )
+
+    assert decide(policy, "write_file", "CI.yml") is Decision.DENY
+    assert decide(policy, "write_file", "templates/ci.yml") is Decision.ALLOW  # not the name
+    assert decide(policy, "read_file", ".env") is Decision.DENY
+    assert decide(policy, "read_file", "./config/../.env") is Decision.DENY
+    assert policy.hides(".env")
+    verdict = policy.decide(policy.call("read_file", SideEffect.READ, {"path": ".env"}))
+    assert verdict.source == "rule read_file(.env) from test"
