@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from chapters.ch02.guard import file_errors_as_results
-from chapters.ch02.text_files import is_binary
+from chapters.ch02.text_files import READ_FLAGS, is_binary
 from chapters.ch02.workspace import Workspace
 from shared.tools import SideEffect, Tool, ToolResult
 
@@ -24,7 +25,6 @@ MAX_GLOB_RESULTS = 100
 MAX_GREP_MATCHES = 200
 MAX_GREP_LINE_CHARS = 300
 MAX_GREP_FILE_BYTES = 10 * 1024 * 1024
-READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)  # O_BINARY: Windows only
 
 
 class GlobArgs(BaseModel):
@@ -163,14 +163,19 @@ def matching_lines(path: str, regex: re.Pattern[str]) -> Iterator[tuple[int, str
 
 
 def _read_small_file(path: str) -> bytes | None:
-    """The file's bytes in one open/fstat/read, or None if unreadable or over the limit."""
+    """The file's bytes in one open/fstat/read, or None if unreadable or over the limit.
+
+    Opened without blocking and skipped unless fstat says it is a regular file: the
+    walk lists only regular files, but one may have become a named pipe since.
+    """
     try:
         descriptor = os.open(path, READ_FLAGS)
     except OSError:
         return None  # unreadable files are skipped, like grep -s
     try:
-        size = os.fstat(descriptor).st_size
-        if size > MAX_GREP_FILE_BYTES:
+        info = os.fstat(descriptor)
+        size = info.st_size
+        if size > MAX_GREP_FILE_BYTES or not stat.S_ISREG(info.st_mode):
             return None
         return os.read(descriptor, size + 1)
     except OSError:

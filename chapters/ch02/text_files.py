@@ -19,10 +19,18 @@ from pathlib import Path
 
 BOM = b"\xef\xbb\xbf"
 BINARY_SNIFF_BYTES = 8192
+# Never block in open(): O_NONBLOCK, so a pipe swapped in after the type check cannot
+# hang us (POSIX only; Windows has no named pipes in the file system). O_BINARY: Windows.
+READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
 class NotText(ValueError):
     """Binary, or not UTF-8: the file tools will not show or change it as text."""
+
+
+class NotRegularFile(ValueError):
+    """A named pipe, a device, a socket: opening one to read can block forever, so it is
+    refused by its type, looked up before it is opened. The message is the type."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +59,7 @@ def is_binary(data: bytes) -> bool:
 
 def load_text(path: Path) -> TextFile:
     """Read and decode a text file; `NotText` for binary or non-UTF-8 content."""
-    data = path.read_bytes()
+    data = read_regular_file(path)
     if is_binary(data):
         raise NotText("is a binary file (it contains NUL bytes)")
     bom = data.startswith(BOM)
@@ -61,6 +69,33 @@ def load_text(path: Path) -> TextFile:
         raise NotText(f"is not UTF-8 text (undecodable byte at offset {error.start})") from None
     newline = "\r\n" if "\r\n" in text else "\n"
     return TextFile(text.replace("\r\n", "\n"), newline, bom, digest_of(data))
+
+
+def read_regular_file(path: Path) -> bytes:
+    """The bytes of `path`, or `NotRegularFile` if it is not a regular file.
+
+    Its type is checked before it is opened (a named pipe opened for reading waits
+    for a writer, forever), and again on the open handle, which is opened without
+    blocking, in case the path was swapped for a pipe in between.
+    """
+    _refuse_unless_regular(os.stat(path).st_mode)
+    descriptor = os.open(path, READ_FLAGS)
+    with open(descriptor, "rb") as file:  # closes the descriptor whatever happens
+        _refuse_unless_regular(os.fstat(descriptor).st_mode)
+        return file.read()
+
+
+def _refuse_unless_regular(mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    kinds = [
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ]
+    raise NotRegularFile(next((name for test, name in kinds if test(mode)), "of another kind"))
 
 
 def atomic_write(path: Path, data: bytes) -> None:
