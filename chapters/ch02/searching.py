@@ -1,9 +1,10 @@
 """glob and grep: find files and lines without leaving the workspace.
 
 Both walk with `Workspace.walk`, which skips VCS folders and never follows a
-link out of the root. Both cap their output and say so, because a result the
-model cannot read to the end is worse than a shorter one with a note on how
-to narrow the search.
+link out of the root, and both pass over the temporary files of interrupted
+writes (`is_temp_name`): half a file is nothing the model should read or list.
+Both cap their output and say so, because a result the model cannot read to the
+end is worse than a shorter one with a note on how to narrow the search.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from chapters.ch02.guard import file_errors_as_results
-from chapters.ch02.text_files import READ_FLAGS, is_binary
+from chapters.ch02.text_files import READ_FLAGS, is_binary, is_temp_name
 from chapters.ch02.workspace import Workspace
 from shared.tools import SideEffect, Tool, ToolResult
 
@@ -54,6 +55,8 @@ def make_search_tools(
 
     def visible(files: Iterable[tuple[str, str]], skipped: list[str]) -> Iterator[tuple[str, str]]:
         for path, relative in files:
+            if is_temp_name(relative.rpartition("/")[2]):
+                continue  # half a file from a write that was killed: not the model's business
             if hidden and hidden(relative):
                 skipped.append(relative)
             else:

@@ -5,6 +5,11 @@ written (write to a temporary file in the same folder, then rename over the
 old one: a rename within one file system is atomic); a CRLF file stays CRLF
 and a file with a UTF-8 BOM keeps its BOM; a binary file is refused, not
 "edited" into garbage.
+
+A write killed between the two steps (SIGKILL, a power cut) leaves its temporary
+file behind, with no chance to clean up. So temporary files get a name nothing
+else has, `.NAME.<8 hex digits>.tutorial-tmp` (`is_temp_name`): glob and grep pass
+over them, and the write tools remove stale ones (see writing.py).
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
+import secrets
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +27,10 @@ BOM = b"\xef\xbb\xbf"
 BINARY_SNIFF_BYTES = 8192
 # Never block in open(): O_NONBLOCK, so a pipe swapped in after the type check cannot
 # hang us (POSIX only; Windows has no named pipes in the file system). O_BINARY: Windows.
+TEMP_SUFFIX = ".tutorial-tmp"
+_TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{8}\.tutorial-tmp\Z", re.S)
+_MAX_NAME_IN_TEMP = 100  # keep `.NAME.xxxxxxxx.tutorial-tmp` under the 255-byte name limit
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
@@ -98,11 +108,28 @@ def _refuse_unless_regular(mode: int) -> None:
     raise NotRegularFile(next((name for test, name in kinds if test(mode)), "of another kind"))
 
 
+def is_temp_name(name: str) -> bool:
+    """Whether a file name is one `atomic_write` gives its temporary files, exactly."""
+    return name.endswith(TEMP_SUFFIX) and _TEMP_NAME.match(name) is not None
+
+
+def _new_temp_file(path: Path) -> tuple[int, str]:
+    """Create `.NAME.<random>.tutorial-tmp` beside `path`, exclusively (mode 0600)."""
+    for _ in range(100):
+        name = f".{path.name[:_MAX_NAME_IN_TEMP]}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+        temporary = str(path.parent / name)
+        try:
+            return os.open(temporary, _WRITE_FLAGS, 0o600), temporary
+        except FileExistsError:
+            continue  # 1 in 4 billion, or someone else's: draw again
+    raise FileExistsError(f"no free temporary file name beside {path}")
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace `path` with `data` all at once; on any failure the old file is untouched."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    handle, temporary = _new_temp_file(path)
     try:
         with os.fdopen(handle, "wb") as file:
             file.write(data)
