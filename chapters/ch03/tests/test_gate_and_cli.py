@@ -659,6 +659,22 @@ def test_check_with_deny_names_the_flag(tmp_path: Path) -> None:
     assert because == "  because: rule shell(git:*) from --deny"
 
 
+def test_check_never_says_allow_for_the_expansion_that_ran_a_denied_rm(tmp_path: Path) -> None:
+    # Issue 11: with only `ls` allowed and `rm` denied, this ran `rm -rf victim` unasked:
+    # $_ holds the quoted text, and ${_@P} expands it as a prompt, running the $(...).
+    result = check(
+        "--chapter", "3", "shell(ls '$(rm -rf victim)'; ls ${_@P})",
+        "--allow", "shell(ls:*)", "--deny", "shell(rm:*)",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "ask: shell(ls '$(rm -rf victim)'; ls ${_@P})",
+        "  because: not fully understood, so never auto-allowed: "
+        "complex parameter expansion ${...}",
+        "  mode: default",
+    ]
+
+
 def test_check_plan_mode_denies_a_write(tmp_path: Path) -> None:
     result = check("--chapter", "3", "write_file(notes.md)", "--mode", "plan")
     assert result.exit_code == 0, result.stderr
