@@ -13,6 +13,8 @@ from __future__ import annotations
 import errno
 import io
 import json
+import os
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -483,6 +485,62 @@ def test_a_yes_that_cannot_be_audited_does_not_run(
     assert agent.runner.commands == []
     assert agent.result("c1").startswith("denied: the decision could not be written")
     assert decisions(agent.audit_lines()) == [("c1", "ask")]
+
+
+def _record(audit: AuditLog, call_id: str) -> None:
+    audit.record(call_id=call_id, tool="shell", key="ls", decision="allow", source="test")
+
+
+def test_an_audit_file_removed_mid_run_is_made_again_and_gets_the_next_line(
+    tmp_path: Path,
+) -> None:
+    # Issue 11: the log was opened once; after `rm .tutorial/audit.jsonl` every later
+    # decision went to the deleted file while the calls still ran.
+    agent = make_agent(tmp_path, allow=["shell(git status)"])
+    path = tmp_path / AUDIT_FILE
+
+    def someone_removes_the_log(request: Mapping[str, Any]) -> dict[str, Any]:
+        path.unlink()
+        return turn(shell("c2", "git status"))
+
+    agent.run(turn(shell("c1", "git status")), someone_removes_the_log, DONE)
+    assert agent.runner.commands == ["git status", "git status"]
+    assert decisions(agent.audit_lines()) == [("c2", "allow")]  # c1 went with the old file
+
+
+@pytest.mark.parametrize("how", ["removed", "replaced", "folder-removed"])
+def test_the_audit_log_writes_to_the_file_its_path_names_now(tmp_path: Path, how: str) -> None:
+    path = tmp_path / AUDIT_FILE
+    audit = AuditLog(path)
+    _record(audit, "c1")
+    if how == "removed":
+        path.unlink()
+    elif how == "replaced":
+        (tmp_path / "other.jsonl").write_text('{"kept": true}\n', encoding="utf-8")
+        os.replace(tmp_path / "other.jsonl", path)
+    else:
+        shutil.rmtree(path.parent)
+    _record(audit, "c2")
+    lines = read_audit(path)
+    assert [line.get("tool_call_id", "kept") for line in lines] == (
+        ["kept", "c2"] if how == "replaced" else ["c2"]
+    )
+    audit.close()
+
+
+def test_an_audit_path_that_can_no_longer_be_written_denies(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path, allow=["shell(git status)"])
+    path = tmp_path / AUDIT_FILE
+
+    def the_log_becomes_a_folder(request: Mapping[str, Any]) -> dict[str, Any]:
+        path.unlink()
+        path.mkdir()
+        return turn(shell("c2", "git status"))
+
+    agent.run(turn(shell("c1", "git status")), the_log_becomes_a_folder, DONE)
+    assert agent.runner.commands == ["git status"]  # c1 only
+    assert agent.result("c2").startswith("denied: the decision could not be written")
+    assert "cannot write the audit log" in agent.console_text()
 
 
 # --- 6. a policy that raises denies --------------------------------------------------------
