@@ -32,6 +32,7 @@ from chapters.ch04.hooks import (
     HookEvent,
     HookReply,
     Hooks,
+    PlaceholderError,
     command_hook,
     fill_placeholders,
 )
@@ -226,6 +227,115 @@ def test_fill_placeholders_quotes_each_value_and_leaves_the_rest_as_written() ->
     )
     assert filled == "ruff format 'a b'\"'\"'c.py' && echo {missing} ${HOME} '1'"
     assert fill_placeholders("fmt {path}", {}) == "fmt {path}"
+
+
+# Issue 11: `echo "{path}"` with the path `$(touch pwned)` ran touch (the value was quoted
+# for an unquoted place, then put inside double quotes), and `--version` became an option.
+# A placeholder is now quoted for the place it stands in; where it cannot be, the hook fails.
+HOSTILE_VALUES = [
+    "$(touch pwned)",
+    "`touch pwned`",
+    "'; touch pwned; '",
+    '"; touch pwned; "',
+    '\\"; touch pwned; #',
+    'it\'s "$HOME" \\ ${x} !x',
+    "line one\n touch pwned",
+]
+PLACES = [
+    ("{path}", "{value}"),
+    ('"{path}"', "{value}"),
+    ("'{path}'", "{value}"),
+    ("x={path}", "x={value}"),
+    ('"--file={path}"', "--file={value}"),
+    ("'a'{path}\"b\"", "a{value}b"),
+    ('"${HOME:+x}{path}"', "x{value}"),
+]
+
+
+def argv_hook(tmp_path: Path, arguments: str) -> tuple[Hook, Path]:
+    """A PostToolUse command hook that records its argv, run through the real shell."""
+    out = tmp_path / "argv.json"
+    code = f"""
+        import json, sys
+        open({str(out)!r}, "w", encoding="utf-8").write(json.dumps(sys.argv[1:]))
+    """
+    command = python_command(write_script(tmp_path, code)) + " " + arguments
+    return command_hook(HookEvent.POST_TOOL_USE, command, workspace=tmp_path, timeout=10), out
+
+
+def post_event(tmp_path: Path, path: str) -> dict[str, Any]:
+    return {"event": HookEvent.POST_TOOL_USE, "workspace": str(tmp_path), "input": {"path": path}}
+
+
+@pytest.mark.skipif(IS_WINDOWS, reason="bash quoting; PowerShell's is checked without running it")
+@pytest.mark.parametrize("value", HOSTILE_VALUES)
+@pytest.mark.parametrize(("place", "expected"), PLACES)
+def test_a_placeholder_value_is_one_literal_argument_wherever_it_is_quoted(
+    tmp_path: Path, place: str, expected: str, value: str
+) -> None:
+    hook, out = argv_hook(tmp_path, place)
+    assert hook.run(post_event(tmp_path, value)) == HookReply()
+    assert json.loads(out.read_text(encoding="utf-8")) == [expected.format(value=value)]
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.skipif(IS_WINDOWS, reason="bash quoting")
+@pytest.mark.parametrize("place", ["{path}", '"{path}"', "'{path}'"])
+def test_a_path_that_looks_like_an_option_is_passed_as_a_path(tmp_path: Path, place: str) -> None:
+    hook, out = argv_hook(tmp_path, place)
+    assert hook.run(post_event(tmp_path, "--version")) == HookReply()
+    assert json.loads(out.read_text(encoding="utf-8")) == ["./--version"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo $(cat {path})",
+        'echo "$(cat {path})"',
+        "echo `cat {path}`",
+        "echo $((1 + {path}))",
+        "(( {path} ))",
+        "[[ {path} -eq 1 ]]",
+        "echo $'{path}'",
+        "cat <<EOF\n{path}\nEOF",
+        "echo \\{path}",
+    ],
+)
+def test_a_placeholder_where_it_cannot_be_quoted_fails_the_hook_and_runs_nothing(
+    tmp_path: Path, command: str
+) -> None:
+    hook = command_hook(HookEvent.POST_TOOL_USE, command, workspace=tmp_path, timeout=10)
+    reply = hook.run(post_event(tmp_path, "$(touch pwned)"))
+    assert reply is not None and reply.failed
+    assert reply.reason.startswith("cannot fill {path} in its command: ")
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_a_shell_variable_in_braces_is_not_a_placeholder() -> None:
+    assert fill_placeholders("echo ${path} {path}", {"path": "a b"}, windows=False) == (
+        "echo ${path} 'a b'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("template", "value", "filled"),
+    [
+        ("fmt {path}", "it's.py", "fmt 'it''s.py'"),
+        ("fmt {path}", "a\u2019; rm x; \u2019b", "fmt 'a\u2019\u2019; rm x; \u2019\u2019b'"),
+        ("fmt '{path}'", "it's", "fmt 'it''s'"),
+        ('fmt "{path}"', 'a$(rm x)`"b', 'fmt "a`$(rm x)```"b"'),
+        ('fmt "{path}"', "a\u201d; rm x", 'fmt "a`\u201d; rm x"'),
+        ("fmt {path}", "-x", "fmt './-x'"),
+    ],
+)
+def test_placeholders_are_quoted_for_powershell_too(template: str, value: str, filled: str) -> None:
+    assert fill_placeholders(template, {"path": value}, windows=True) == filled
+
+
+@pytest.mark.parametrize("command", ["echo $(cat {path})", "echo @'\n{path}\n'@", "echo `{path}"])
+def test_in_powershell_a_placeholder_where_it_cannot_be_quoted_is_refused(command: str) -> None:
+    with pytest.raises(PlaceholderError):
+        fill_placeholders(command, {"path": "x"}, windows=True)
 
 
 # --- 2. several hooks: order, the most restrictive decision, contexts ----------------------
