@@ -142,7 +142,8 @@ def command_hook(
             )
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         return read_reply(
-            run_command(line, cwd=workspace, timeout=timeout, stdin_data=data), timeout
+            run_command(line, cwd=workspace, timeout=timeout, stdin_data=data, kill_leftovers=True),
+            timeout,
         )
 
     return Hook(event, name or command, run, matcher)
