@@ -621,3 +621,37 @@ def test_random_words_the_understood_set_does_not_cover_are_never_auto_allowed(
     verdict = permissive.decide(permissive.call("shell", SideEffect.EXECUTE, {"command": command}))
     if not _oracle_understands(word):
         assert verdict.decision is not Decision.ALLOW, command
+
+
+# -- what bypass mode does, exactly (issue 11: the text said rewrites always ask) ----------------
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("rm -rf x", Decision.DENY),
+        ("ls; rm -rf x", Decision.DENY),
+        ("\\rm -rf x", Decision.ALLOW),  # deny rules match the text, not what runs
+        ("echo $(rm -rf x)", Decision.ALLOW),  # nor inside a substitution
+        ("echo `rm -rf x`", Decision.ALLOW),
+        ("(rm -rf x)", Decision.ALLOW),  # nor inside a subshell or a group
+        ("{ rm -rf x; }", Decision.ALLOW),
+        ("if true; then rm -rf x; fi", Decision.ALLOW),  # nor after a keyword
+        ("env rm -rf x", Decision.ALLOW),
+        ("ls '$(rm -rf x)'; ls ${_@P}", Decision.ALLOW),  # not understood: bypass runs it
+    ],
+)
+def test_in_bypass_mode_a_deny_rule_stops_only_the_parts_whose_text_it_matches(
+    workspace: Workspace, command: str, expected: Decision
+) -> None:
+    policy = Policy(workspace, Mode.BYPASS, deny=rules("shell(rm:*)"), ask=rules("shell"))
+    assert decide(policy, "shell", command) is expected
+
+
+@pytest.mark.parametrize(
+    "command", ["\\rm -rf x", "echo $(rm -rf x)", "(rm -rf x)", "env rm -rf x"]
+)
+def test_outside_bypass_mode_the_same_rewrites_ask(workspace: Workspace, command: str) -> None:
+    for mode in (Mode.DEFAULT, Mode.ACCEPT_EDITS):
+        policy = Policy(workspace, mode, deny=rules("shell(rm:*)"), allow=rules("shell(echo:*)"))
+        assert decide(policy, "shell", command) is Decision.ASK, (mode, command)
