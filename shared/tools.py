@@ -151,11 +151,17 @@ class ToolSnapshot:
                 f"invalid_arguments: the arguments of {name} are not valid JSON ({error.msg} "
                 f"at position {error.pos}); the call did not run. Send one JSON object.",
             )
-        except (RecursionError, ValueError) as error:  # `"[" * 5000`: too deep for json
+        except RecursionError:  # `"[" * 5000`: too deep for json's recursion
             return ToolResult(
                 "invalid_arguments",
-                f"invalid_arguments: the arguments of {name} cannot be parsed "
-                f"({_unparsable(error)}); the call did not run. Send one JSON object.",
+                f"invalid_arguments: the arguments of {name} are nested too deeply to read; "
+                "the call did not run. Send one flat JSON object.",
+            )
+        except ValueError as error:  # a number of more than 4300 digits, say
+            return ToolResult(
+                "invalid_arguments",
+                f"invalid_arguments: the arguments of {name} cannot be read ({error}); "
+                "the call did not run. Send one JSON object.",
             )
         if not isinstance(raw_args, dict):
             return ToolResult(
@@ -235,13 +241,6 @@ def _without_titles(schema: dict[str, Any]) -> dict[str, Any]:
         return cleaned
 
     return dict(clean(schema, top=True))
-
-
-def _unparsable(error: Exception) -> str:
-    """Why arguments could not be read at all, without a traceback's worth of detail."""
-    if isinstance(error, RecursionError):
-        return "nested too deeply"
-    return f"{type(error).__name__}: {error}"
 
 
 def _describe(error: ValidationError) -> str:
