@@ -215,7 +215,7 @@ def test_a_hooks_leftover_children_are_killed_when_it_ends(
 ) -> None:
     pid_file = tmp_path / "child.pid"
     code = LEFTOVER.format(setsid=setsid, pid_file=str(pid_file), then=then)
-    reply = run_script_hook(tmp_path, code, timeout=3.0)
+    reply = run_script_hook(tmp_path, code, timeout=2.0)  # time enough to write the pid first
     child = int(pid_file.read_text(encoding="utf-8"))
     try:
         assert reply.failed is timed_out, reply
