@@ -5,17 +5,28 @@ elsewhere. The command runs with stdin closed (nothing can wait for input that
 will never come), in its own process group so a timeout kills the whole tree,
 and with both output streams read concurrently into bounded buffers, so a
 command that prints gigabytes cannot exhaust memory.
+
+With `kill_leftovers` (hooks use it) nothing the command started outlives it,
+whether it ends or times out: its process group is killed, and on Linux so is
+every other process still holding its output pipes, found in /proc (a `setsid`
+grandchild leaves the group but keeps the pipes it inherited), each killed
+through a pidfd so a recycled pid is never hit. Not covered: a process that left
+the group *and* let go of the pipes (a daemon) on any system, and on Windows
+anything left after the command itself exited (no job object here). None of
+those delays the call: reading the output waits at most `READ_GRACE_SECONDS`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
@@ -24,6 +35,10 @@ IS_WINDOWS = sys.platform == "win32"
 NEW_PROCESS_GROUP: int = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)  # Windows only
 DEFAULT_TIMEOUT_SECONDS = 60.0
 DEFAULT_OUTPUT_LIMIT = 20_000  # bytes kept per stream (head and tail); the rest is cut with a note
+# After the command ended: how long both readers together may wait for the pipes to close.
+# Only something that escaped every kill can make them wait that long.
+READ_GRACE_SECONDS = 5.0
+_LEFTOVER_ROUNDS = 5  # scan /proc again for holders that forked while being killed
 
 
 @dataclass(frozen=True)
@@ -75,11 +90,14 @@ def run_command(
     shell: Shell | None = None,
     output_limit: int = DEFAULT_OUTPUT_LIMIT,
     stdin_data: bytes | None = None,
+    kill_leftovers: bool = False,
 ) -> CommandOutcome:
     """Run `command` in `shell`, killing its whole process tree after `timeout` seconds.
 
     stdin is closed unless `stdin_data` is given (a hook reads its event there);
-    then those bytes are written and stdin is closed after them.
+    then those bytes are written and stdin is closed after them. `kill_leftovers`:
+    also kill what the command left running when it ends (see the module docstring);
+    the shell tool does not, so `server &` keeps serving after its call.
     """
     shell = shell or detect_shell()
     process = subprocess.Popen(
@@ -91,6 +109,26 @@ def run_command(
         start_new_session=not IS_WINDOWS,  # its own process group: a timeout kills the tree
         creationflags=NEW_PROCESS_GROUP,
     )
+    assert process.stdout is not None and process.stderr is not None
+    # Our own copies of the read ends, to ask "does anyone still write?" (POLLHUP) and to
+    # name the pipes in /proc, while the readers are free to close theirs at end of file.
+    streams = (process.stdout, process.stderr) if kill_leftovers and not IS_WINDOWS else ()
+    watched = [os.dup(stream.fileno()) for stream in streams]
+    try:
+        return _run_and_read(process, watched, timeout, output_limit, stdin_data, kill_leftovers)
+    finally:
+        for descriptor in watched:
+            os.close(descriptor)
+
+
+def _run_and_read(
+    process: subprocess.Popen[bytes],
+    watched: list[int],
+    timeout: float,
+    output_limit: int,
+    stdin_data: bytes | None,
+    kill_leftovers: bool,
+) -> CommandOutcome:
     assert process.stdout is not None and process.stderr is not None
     stdout, stderr = _CappedBuffer(output_limit), _CappedBuffer(output_limit)
     readers = [
@@ -111,9 +149,76 @@ def run_command(
     except BaseException:  # Ctrl-C while waiting: the command must not outlive the agent
         _kill_tree(process)
         raise
-    for reader in readers:
-        reader.join(timeout=5)  # a grandchild that escaped the group may hold the pipe open
+    if watched:  # kill_leftovers, on a system with process groups
+        _kill_group(process.pid)
+        _kill_pipe_holders(watched)
+    deadline = time.monotonic() + READ_GRACE_SECONDS
+    for reader in readers:  # a grandchild that escaped every kill may hold a pipe open
+        reader.join(timeout=max(deadline - time.monotonic(), 0.0))
     return CommandOutcome(exit_code, stdout.text(), stderr.text(), timed_out)
+
+
+def _kill_group(group: int) -> None:
+    """SIGKILL a process group; nothing to do if it is empty already."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal.SIGKILL)
+
+
+def _kill_pipe_holders(watched: list[int]) -> None:
+    """Linux: kill every other process that still holds these pipes open, via pidfds."""
+    if not (hasattr(os, "pidfd_open") and os.path.isdir("/proc")):
+        return  # elsewhere the bounded read is all there is
+    pipes = {os.fstat(descriptor).st_ino for descriptor in watched}
+    for _ in range(_LEFTOVER_ROUNDS):
+        if not _written_to(watched):
+            return  # every write end is closed: nobody left to find
+        holders = [pid for pid in _processes() if _holds(pid, pipes)]
+        if not holders:
+            return
+        for pid in holders:
+            _kill_if_holding(pid, pipes)
+
+
+def _written_to(watched: list[int]) -> bool:
+    """Whether any of these pipes still has a writer (no POLLHUP on its read end)."""
+    poller = select.poll()
+    for descriptor in watched:
+        poller.register(descriptor, select.POLLIN)
+    hung_up = {fd for fd, events in poller.poll(0) if events & select.POLLHUP}
+    return any(descriptor not in hung_up for descriptor in watched)
+
+
+def _processes() -> list[int]:
+    me = os.getpid()  # the agent holds the read ends itself
+    return [int(name) for name in os.listdir("/proc") if name.isdigit() and int(name) != me]
+
+
+def _holds(pid: int, pipes: set[int]) -> bool:
+    wanted = {f"pipe:[{inode}]" for inode in pipes}
+    try:
+        with os.scandir(f"/proc/{pid}/fd") as descriptors:
+            for descriptor in descriptors:
+                with contextlib.suppress(OSError):
+                    if os.readlink(descriptor.path) in wanted:
+                        return True
+    except OSError:  # gone, or not ours to look at
+        return False
+    return False
+
+
+def _kill_if_holding(pid: int, pipes: set[int]) -> None:
+    """Kill `pid` through a pidfd, after checking that this very process holds a pipe."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        return  # gone already
+    try:
+        if _holds(pid, pipes):  # the pidfd pins the process: a recycled pid holds no pipe of ours
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except OSError:
+        pass
+    finally:
+        os.close(pidfd)
 
 
 def _feed(stream: IO[bytes] | None, data: bytes) -> None:

@@ -316,10 +316,15 @@ def _parse_json(name: str, text: str) -> dict[str, Any] | ToolResult:
             f"the arguments of {name} are not valid JSON ({error.msg} at position {error.pos}); "
             "the call did not run. Send one JSON object."
         )
-    except RecursionError:
+    except RecursionError:  # `"[" * 5000`: too deep for json's recursion
         return _invalid(
             f"the arguments of {name} are nested too deeply to read; the call did not run. "
             "Send one flat JSON object."
+        )
+    except ValueError as error:  # a number of more than 4300 digits, say
+        return _invalid(
+            f"the arguments of {name} cannot be read ({error}); the call did not run. "
+            "Send one JSON object."
         )
     if not isinstance(raw, dict):
         return _invalid(

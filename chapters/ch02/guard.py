@@ -6,7 +6,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from chapters.ch02.text_files import NotText
+from chapters.ch02.text_files import NotRegularFile, NotText
 from chapters.ch02.workspace import PathOutsideWorkspace
 from shared.tools import ToolResult
 
@@ -25,6 +25,12 @@ def file_errors_as_results(function: Callable[[Any], T]) -> Callable[[Any], T | 
                 "path_outside_workspace",
                 f"{error}. File tools only reach files inside the workspace; use a path "
                 "relative to its root, such as src/app.py. Nothing was read or changed.",
+            )
+        except NotRegularFile as error:
+            return ToolResult.failed(
+                "not_a_file",
+                f"{getattr(args, 'path', 'the file')} is {error}, not a regular file; the file "
+                "tools only read and write regular files. Nothing was read or changed.",
             )
         except NotText as error:
             return ToolResult.failed(

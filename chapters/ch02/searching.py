@@ -1,22 +1,24 @@
 """glob and grep: find files and lines without leaving the workspace.
 
 Both walk with `Workspace.walk`, which skips VCS folders and never follows a
-link out of the root. Both cap their output and say so, because a result the
-model cannot read to the end is worse than a shorter one with a note on how
-to narrow the search.
+link out of the root, and both pass over the temporary files of interrupted
+writes (`is_temp_name`): half a file is nothing the model should read or list.
+Both cap their output and say so, because a result the model cannot read to the
+end is worse than a shorter one with a note on how to narrow the search.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from chapters.ch02.guard import file_errors_as_results
-from chapters.ch02.text_files import is_binary
+from chapters.ch02.text_files import READ_FLAGS, is_binary, is_temp_name
 from chapters.ch02.workspace import Workspace
 from shared.tools import KeyArgument, KeyKind, PydanticTool, SideEffect, ToolResult
 
@@ -24,7 +26,6 @@ MAX_GLOB_RESULTS = 100
 MAX_GREP_MATCHES = 200
 MAX_GREP_LINE_CHARS = 300
 MAX_GREP_FILE_BYTES = 10 * 1024 * 1024
-READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)  # O_BINARY: Windows only
 
 
 class GlobArgs(BaseModel):
@@ -54,6 +55,8 @@ def make_search_tools(
 
     def visible(files: Iterable[tuple[str, str]], skipped: list[str]) -> Iterator[tuple[str, str]]:
         for path, relative in files:
+            if is_temp_name(relative.rpartition("/")[2]):
+                continue  # half a file from a write that was killed: not the model's business
             if hidden and hidden(relative):
                 skipped.append(relative)
             else:
@@ -167,14 +170,19 @@ def matching_lines(path: str, regex: re.Pattern[str]) -> Iterator[tuple[int, str
 
 
 def _read_small_file(path: str) -> bytes | None:
-    """The file's bytes in one open/fstat/read, or None if unreadable or over the limit."""
+    """The file's bytes in one open/fstat/read, or None if unreadable or over the limit.
+
+    Opened without blocking and skipped unless fstat says it is a regular file: the
+    walk lists only regular files, but one may have become a named pipe since.
+    """
     try:
         descriptor = os.open(path, READ_FLAGS)
     except OSError:
         return None  # unreadable files are skipped, like grep -s
     try:
-        size = os.fstat(descriptor).st_size
-        if size > MAX_GREP_FILE_BYTES:
+        info = os.fstat(descriptor)
+        size = info.st_size
+        if size > MAX_GREP_FILE_BYTES or not stat.S_ISREG(info.st_mode):
             return None
         return os.read(descriptor, size + 1)
     except OSError:

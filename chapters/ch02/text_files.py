@@ -5,6 +5,11 @@ written (write to a temporary file in the same folder, then rename over the
 old one: a rename within one file system is atomic); a CRLF file stays CRLF
 and a file with a UTF-8 BOM keeps its BOM; a binary file is refused, not
 "edited" into garbage.
+
+A write killed between the two steps (SIGKILL, a power cut) leaves its temporary
+file behind, with no chance to clean up. So temporary files get a name nothing
+else has, `.NAME.<8 hex digits>.tutorial-tmp` (`is_temp_name`): glob and grep pass
+over them, and the write tools remove stale ones (see writing.py).
 """
 
 from __future__ import annotations
@@ -12,17 +17,30 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
+import secrets
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 BOM = b"\xef\xbb\xbf"
 BINARY_SNIFF_BYTES = 8192
+# Never block in open(): O_NONBLOCK, so a pipe swapped in after the type check cannot
+# hang us (POSIX only; Windows has no named pipes in the file system). O_BINARY: Windows.
+TEMP_SUFFIX = ".tutorial-tmp"
+_TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{8}\.tutorial-tmp\Z", re.S)
+_MAX_NAME_IN_TEMP = 100  # keep `.NAME.xxxxxxxx.tutorial-tmp` under the 255-byte name limit
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
 class NotText(ValueError):
     """Binary, or not UTF-8: the file tools will not show or change it as text."""
+
+
+class NotRegularFile(ValueError):
+    """A named pipe, a device, a socket: opening one to read can block forever, so it is
+    refused by its type, looked up before it is opened. The message is the type."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +69,7 @@ def is_binary(data: bytes) -> bool:
 
 def load_text(path: Path) -> TextFile:
     """Read and decode a text file; `NotText` for binary or non-UTF-8 content."""
-    data = path.read_bytes()
+    data = read_regular_file(path)
     if is_binary(data):
         raise NotText("is a binary file (it contains NUL bytes)")
     bom = data.startswith(BOM)
@@ -63,11 +81,55 @@ def load_text(path: Path) -> TextFile:
     return TextFile(text.replace("\r\n", "\n"), newline, bom, digest_of(data))
 
 
+def read_regular_file(path: Path) -> bytes:
+    """The bytes of `path`, or `NotRegularFile` if it is not a regular file.
+
+    Its type is checked before it is opened (a named pipe opened for reading waits
+    for a writer, forever), and again on the open handle, which is opened without
+    blocking, in case the path was swapped for a pipe in between.
+    """
+    _refuse_unless_regular(os.stat(path).st_mode)
+    descriptor = os.open(path, READ_FLAGS)
+    with open(descriptor, "rb") as file:  # closes the descriptor whatever happens
+        _refuse_unless_regular(os.fstat(descriptor).st_mode)
+        return file.read()
+
+
+def _refuse_unless_regular(mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    kinds = [
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ]
+    raise NotRegularFile(next((name for test, name in kinds if test(mode)), "of another kind"))
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether a file name is one `atomic_write` gives its temporary files, exactly."""
+    return name.endswith(TEMP_SUFFIX) and _TEMP_NAME.match(name) is not None
+
+
+def _new_temp_file(path: Path) -> tuple[int, str]:
+    """Create `.NAME.<random>.tutorial-tmp` beside `path`, exclusively (mode 0600)."""
+    for _ in range(100):
+        name = f".{path.name[:_MAX_NAME_IN_TEMP]}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+        temporary = str(path.parent / name)
+        try:
+            return os.open(temporary, _WRITE_FLAGS, 0o600), temporary
+        except FileExistsError:
+            continue  # 1 in 4 billion, or someone else's: draw again
+    raise FileExistsError(f"no free temporary file name beside {path}")
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace `path` with `data` all at once; on any failure the old file is untouched."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    handle, temporary = _new_temp_file(path)
     try:
         with os.fdopen(handle, "wb") as file:
             file.write(data)

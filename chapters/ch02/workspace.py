@@ -16,20 +16,26 @@ system is refused on all, so a chapter behaves the same for every reader):
 
 The walking tools use `walk`, which never descends into a symlinked folder and
 never yields a file whose real path is outside the root. A path that cannot be
-resolved at all (a symlink loop, an unencodable name) is refused too. The shell still has
-no boundary at all: nothing in this module governs what a command does.
+resolved at all is refused too: a symlink loop anywhere in it (even one that a
+later `..` seems to cancel), a dangling symlink, a folder that cannot be looked
+into, an unencodable name. Resolving goes one part at a time (`real_path`), not
+through `os.path.realpath`, which before Python 3.13 stops at a loop and treats
+the rest as text. The shell still has no boundary at all: nothing in this module
+governs what a command does.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", "CVS"})
 _DEVICE = re.compile(r"^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(\..*)?$", re.I)
 _DRIVE = re.compile(r"^[A-Za-z]:")
+_JUNCTION = 0xA0000003  # IO_REPARSE_TAG_MOUNT_POINT: a Windows junction, followed like a link
 
 
 class PathOutsideWorkspace(ValueError):
@@ -47,7 +53,7 @@ class Workspace:
         _refuse_by_spelling(raw)
         candidate = Path(raw.replace("\\", "/"))
         try:
-            real = (candidate if candidate.is_absolute() else self.root / candidate).resolve()
+            real = real_path(candidate if candidate.is_absolute() else self.root / candidate)
         except (OSError, RuntimeError, ValueError) as error:  # a symlink loop, a lone surrogate
             raise PathOutsideWorkspace(f"{raw!r} cannot be resolved ({error})") from None
         if not self.contains(real):
@@ -93,9 +99,49 @@ class Workspace:
         if not entry.is_symlink():
             return False
         try:
-            return entry.is_file() and self.contains(Path(os.path.realpath(entry.path)))
+            return entry.is_file() and self.contains(
+                Path(os.path.realpath(entry.path, strict=True))
+            )
         except (OSError, RuntimeError, ValueError):
             return False
+
+
+def real_path(path: Path) -> Path:
+    """`path` (absolute) with every symlink followed and every `..` applied, one part at a time.
+
+    Why not `Path.resolve()`: before Python 3.13, `os.path.realpath` (which it uses)
+    stops at a symlink loop and returns the rest as text, normalised, so in
+    `loop/../out/s.txt` the `..` cancels `loop` on paper and the link `out` is
+    followed later, by whoever opens the path. Here each existing part is looked at
+    with `lstat`; a link is resolved at once, strictly (a loop or a dangling target
+    raises), before any `..` after it is applied. A part that does not exist yet
+    (a file to be created, its new folders) is kept as written, and the parts after
+    it are still checked, so `new/../out` cannot smuggle a link through either.
+    """
+    real = Path(path.anchor)
+    for part in path.parts[1:]:  # pathlib has already dropped "." and empty parts
+        if part == "..":
+            real = real.parent
+            continue
+        real = real / part
+        if _is_link(real):
+            real = Path(os.path.realpath(real, strict=True))  # ELOOP / not found: raises
+    return real
+
+
+def _is_link(path: Path) -> bool:
+    """Whether `path` is a symlink (or, on Windows, a junction); False if it does not exist.
+
+    Any other failure to look (no permission on a folder, a name too long) raises:
+    a part the boundary cannot see is a part it cannot vouch for.
+    """
+    try:
+        info = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False  # not there (yet): nothing to follow
+    if stat.S_ISLNK(info.st_mode):
+        return True
+    return bool(getattr(info, "st_reparse_tag", 0) == _JUNCTION)  # st_reparse_tag: Windows only
 
 
 def _refuse_by_spelling(raw: str) -> None:

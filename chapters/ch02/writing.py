@@ -9,7 +9,11 @@ file changed in between, its hash no longer matches and the write is refused.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import os
+import stat
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,9 +23,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chapters.ch02.guard import file_errors_as_results
 from chapters.ch02.ledger import ReadLedger
-from chapters.ch02.text_files import NEW_FILE, TextFile, atomic_write, digest_of, load_text
+from chapters.ch02.text_files import (
+    NEW_FILE,
+    TextFile,
+    atomic_write,
+    digest_of,
+    is_temp_name,
+    load_text,
+)
 from chapters.ch02.workspace import Workspace
 from shared.tools import KeyArgument, KeyKind, PydanticTool, SideEffect, ToolResult
+
+# A temp file untouched this long belongs to a write that will never finish.
+STALE_TEMP_SECONDS = 15 * 60
 
 
 class WriteFileArgs(BaseModel):
@@ -62,6 +76,8 @@ class PlannedWrite:
 
 
 def make_write_tools(workspace: Workspace, ledger: ReadLedger) -> list[PydanticTool]:
+    swept: list[Path] = []  # the root, once its stale temp files are gone
+
     @file_errors_as_results
     def plan_write(args: WriteFileArgs) -> PlannedWrite | ToolResult:
         path, shown = _target(workspace, args.path)
@@ -109,7 +125,12 @@ def make_write_tools(workspace: Workspace, ledger: ReadLedger) -> list[PydanticT
 
     @file_errors_as_results
     def applied(plan: PlannedWrite | ToolResult) -> ToolResult:
-        return plan.apply(ledger) if isinstance(plan, PlannedWrite) else plan
+        if not isinstance(plan, PlannedWrite):
+            return plan
+        if not swept:  # the run's first write: clean up after earlier runs that were killed
+            swept.append(workspace.root)
+            remove_stale_temp_files(workspace)
+        return plan.apply(ledger)
 
     def planned_tool(
         name: str,
@@ -146,6 +167,30 @@ def make_write_tools(workspace: Workspace, ledger: ReadLedger) -> list[PydanticT
             plan_edit,
         ),
     ]
+
+
+def remove_stale_temp_files(workspace: Workspace, now: float | None = None) -> list[str]:
+    """Delete temp files that killed writes left in the workspace; return what went.
+
+    Only regular files whose name is exactly `atomic_write`'s pattern are touched,
+    and only when untouched for `STALE_TEMP_SECONDS`: a live write refreshes its temp
+    file's mtime with every block it writes and renames it a moment later, so one
+    that old is abandoned. (Were a paused writer's temp file removed anyway, its
+    rename would fail and the write report io_error: the target is never torn.)
+    It runs at the first write of a run, not when the tools are made: reads, plans
+    and `permissions check` change nothing on disk.
+    """
+    cutoff = (time.time() if now is None else now) - STALE_TEMP_SECONDS
+    removed = []
+    for path, relative in workspace.walk(workspace.root):
+        if not is_temp_name(relative.rpartition("/")[2]):
+            continue
+        with contextlib.suppress(OSError):  # gone already, or not ours to remove
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and info.st_mtime < cutoff:
+                os.unlink(path)
+                removed.append(relative)
+    return removed
 
 
 def _target(workspace: Workspace, raw: str) -> tuple[Path, str]:

@@ -5,11 +5,20 @@ the process dies a moment later. If the line cannot be written, the call is
 denied: no record, no action. A call that ran gets a second line with its
 outcome (`"outcome": "ok"`, or the failure's keyword), so an allow the tool
 itself then refused, such as a path outside the workspace, is visible too.
+
+"Written" means written to the file the path names now. An open file outlives
+its name: after `rm .tutorial/audit.jsonl`, or when the file is replaced, lines
+written to the old handle go to a file nobody can read. So before each line the
+handle is compared with the path (device and inode, `os.fstat` against
+`os.stat`) and reopened if they differ, and after the line it is compared again:
+if the file was swapped while the line was written, the call is denied.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
@@ -47,15 +56,34 @@ class AuditLog:
     def _write(self, record: dict[str, str | None]) -> None:
         line = {"time": datetime.now(UTC).isoformat(timespec="milliseconds"), **record}
         try:
-            if self._file is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._file = self.path.open("a", encoding="utf-8")
-            self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
-            self._file.flush()
+            file = self._current_file()
+            file.write(json.dumps(line, ensure_ascii=False) + "\n")
+            file.flush()
+            if not self._names(file):
+                raise OSError("the file was removed or replaced while the line was written")
         except OSError as error:
             raise AuditError(f"cannot write the audit log {self.path}: {error}") from error
 
+    def _current_file(self) -> IO[str]:
+        """The open file if the path still names it; else the file the path names now."""
+        if self._file is not None and self._names(self._file):
+            return self._file
+        self.close()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("a", encoding="utf-8")
+        return self._file
+
+    def _names(self, file: IO[str]) -> bool:
+        """Whether `self.path` names the open `file`. A check that fails raises (and denies)."""
+        held = os.fstat(file.fileno())
+        try:
+            named = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
+
     def close(self) -> None:
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            file, self._file = self._file, None
+            with contextlib.suppress(OSError):  # closing a handle whose file is gone
+                file.close()

@@ -30,7 +30,8 @@ def policy_options(function: F) -> F:
                 "--mode",
                 type=click.Choice([m.value for m in Mode]),
                 help="default (reads allowed), accept-edits (writes too), plan (read-only), "
-                "bypass (all but deny rules). Default: the settings' defaultMode, else default.",
+                "bypass (everything no deny rule matches runs unasked; deny rules see only the "
+                "text of each part). Default: the settings' defaultMode, else default.",
             ),
             click.option(
                 "--allow",

@@ -25,9 +25,11 @@ before the deny rules.
 from __future__ import annotations
 
 import json
+import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from pathlib import PureWindowsPath
 from typing import Any
 
 from chapters.ch02.workspace import PathOutsideWorkspace, Workspace
@@ -74,6 +76,9 @@ class Call:
     kind: KeyKind | None = None  # how rules read the key
     call_id: str = ""  # the tool_call id, so a layer added from outside can find its notes
     outside: str | None = None  # why the workspace boundary will refuse this path, if it will
+    # Other names of the same file that deny and ask rules also see: the path as the
+    # model wrote it, when `key` is where a symlink leads. Allow rules never see them.
+    aliases: tuple[str, ...] = ()
 
     @property
     def shown(self) -> str:
@@ -94,7 +99,12 @@ class Policy:
     extra: list[tuple[str, Layer]] = field(default_factory=list)  # (after which layer, layer)
 
     def call(self, tool: Tool, arguments: Mapping[str, Any], call_id: str = "") -> Call:
-        """The key argument as rules see it: a command, or a workspace-relative path."""
+        """The key argument as rules see it: a command, or a workspace-relative path.
+
+        A path is the file it resolves to (through symlinks), so `read_file(secrets/**)`
+        also denies a link that leads there; the name as written rides along as an
+        alias, so a deny rule on a link's own name holds whatever it points to.
+        """
         key = tool.key
         raw = arguments.get(key.name) if key else None
         if key is None or raw is None:
@@ -106,7 +116,9 @@ class Policy:
             relative = self.workspace.relative(self.workspace.resolve(text))
         except PathOutsideWorkspace as error:  # the tool itself will refuse it
             return Call(tool.name, tool.side_effect, text, key.kind, call_id, outside=str(error))
-        return Call(tool.name, tool.side_effect, relative, key.kind, call_id)
+        named = _as_written(self.workspace, text)
+        aliases = (named,) if named not in (None, relative) else ()
+        return Call(tool.name, tool.side_effect, relative, key.kind, call_id, aliases=aliases)
 
     def with_layer(self, after: str, layer: Layer) -> Policy:
         """This policy with one more judge, heard right after the layer named `after`.
@@ -130,11 +142,20 @@ class Policy:
 
     def hides(self, relative: str) -> bool:
         """Whether a deny rule on a tool that reads by path covers this file: a rule that
-        keeps one reader out (read_file) keeps the walking ones (glob, grep) out too."""
-        return any(
-            rule.reads and rule.kind is KeyKind.PATH and rule.matches(rule.tool, relative)
-            for rule in self.deny
-        )
+        keeps one reader out (read_file) keeps the walking ones (glob, grep) out too.
+
+        The rules see both the name and, for a symlink, the file it leads to: a link
+        `notes.txt` -> `secrets/key.txt` is hidden by `read_file(secrets/**)`, as
+        read_file itself is denied. A name that cannot be resolved is hidden.
+        """
+        rules = [rule for rule in self.deny if rule.reads and rule.kind is KeyKind.PATH]
+        if not rules:
+            return False
+        try:
+            target = self.workspace.relative(self.workspace.resolve(relative))
+        except PathOutsideWorkspace:
+            return True  # the boundary cannot vouch for it: neither can the rules
+        return any(rule.matches(rule.tool, name) for rule in rules for name in {relative, target})
 
     def always_allow(self, call: Call) -> Rule:
         """The human answered "a": allow exactly this tool and key for the rest of the run."""
@@ -209,11 +230,26 @@ def _parts(call: Call) -> tuple[tuple[str | None, ...], bool]:
 
 def _first_part_match(call: Call, rules: Sequence[Rule], decision: Decision) -> Verdict:
     parts, _ = _parts(call)
-    for part in parts:
+    for part in (*parts, *call.aliases):  # a deny or an ask also holds for the name as written
         for rule in rules:
             if rule.matches(call.tool, part):
                 return Verdict(decision, rule.describe(), rule)
     return PASS
+
+
+def _as_written(workspace: Workspace, raw: str) -> str | None:
+    """The workspace-relative path as the model spelled it, links not followed.
+
+    `..` is applied as text here; that is safe because this name is only ever an
+    extra name for deny and ask rules to match, never a reason to allow.
+    """
+    path = posixpath.normpath(raw.replace("\\", "/"))
+    if posixpath.isabs(path) or PureWindowsPath(path).drive:
+        root = workspace.root.as_posix()
+        if not path.startswith(root.rstrip("/") + "/"):
+            return None
+        path = path[len(root.rstrip("/")) + 1 :]
+    return None if path == ".." or path.startswith("../") else path
 
 
 def _all_parts_match(call: Call, rules: Sequence[Rule]) -> Verdict:

@@ -14,18 +14,38 @@ parts are still returned, best effort, so that a deny rule can still fire.
 Flagged:
 
     $(...), `...`, $((...))     command substitution, arithmetic expansion
+    $[...]                      arithmetic expansion (bash's old spelling)
     <(...), >(...)              process substitution
     <<, <<-, <<<                here-doc, here-string
     { ... }, ( ... )            brace group or PowerShell script block, subshell
     &                           background (a lone `&`: `&&` is a separator)
     >, >>, <, 2>, &>, 2>&1, |&  redirection: it can write a file
     #                           a comment (flagged, not stripped: see below)
-    if, for, while, ...         a part that starts with a shell keyword
-    an unterminated quote, $'...' (ANSI-C quoting), complex ${...} (quotes or
-    operators inside)
+    if, for, while, [[, ...     a part that starts with a shell keyword
+    $_, $BASH_COMMAND, ...      an expansion that re-reads earlier command text
+    an unterminated quote, $'...' (ANSI-C quoting), and every ${...} that is not
+    one of the simple forms below
 
-`$VAR`, `${VAR}`, `${VAR:-default}` and glob characters are not flagged: they do
-not run other programs.
+Expansions are understood by an allow-list, not flagged by a list of dangers,
+because the dangerous ones hide in corners: `${x@P}` expands a variable as a
+prompt string, which runs any `$(...)` inside its value; an array subscript
+`${a[...]}`, a substring offset `${x:...}`, `$[...]` and `[[ ... -eq ... ]]` are
+arithmetic, and bash's arithmetic expands `$(...)` inside a subscript it meets in
+a variable's value; `${!x}` looks a name up indirectly; `$_` holds the last word
+of the previous command, text the line itself chose. With those, the harmless
+looking `ls '$(rm -rf x)'; ls ${_@P}` runs rm. So only these are understood:
+
+    $NAME  $1  $?  $$  $#  $!  $@  $*  $-      a variable or a special parameter
+    ${NAME}  ${#NAME}                          the same, braced; its length
+    ${NAME:-word} ${NAME-word} ${NAME:+word} ${NAME+word} ${NAME:?word} ${NAME?word}
+    ${NAME#word} ${NAME##word} ${NAME%word} ${NAME%%word}
+    ${NAME/word} ${NAME//word} ${NAME^word} ${NAME^^word} ${NAME,word} ${NAME,,word}
+
+where NAME is not one of the names that re-read earlier text, and the word is
+checked like the rest of the line (a `$(...)` in it is flagged; quotes and
+operators in it make the expansion complex). Anything else after `$` that
+starts an expansion is flagged. Glob characters are not flagged: they do not run
+other programs.
 
 Quoting follows POSIX shells: single quotes are literal, double quotes allow
 backslash escapes, a backslash outside quotes escapes the next character, and a
@@ -67,7 +87,20 @@ _WORD_BREAKS = frozenset(" \t\n\r;&|<>(){}")
 _TYPOGRAPHIC_QUOTES = re.compile("[\u2018\u2019\u201a\u201b\u201c\u201d\u201e]")
 _SHELL_KEYWORDS = frozenset(
     {"!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function"}
-    | {"if", "select", "then", "time", "until", "while"}
+    | {"if", "select", "then", "time", "until", "while", "[["}
+)
+# The understood expansions (see the module docstring). A name, a positional or a special
+# parameter; braced, then `}` or one of the simple operators (its word follows).
+_PARAMETER_NAME = r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[?$#!@*-]"
+_PLAIN_EXPANSION = re.compile(r"\$(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|[0-9?$#!@*-])")
+_BRACED_EXPANSION = re.compile(
+    rf"\$\{{(?:#(?P<length>{_PARAMETER_NAME})(?P<closed>\}})"
+    rf"|(?P<name>{_PARAMETER_NAME})(?:(?P<end>\}})|(?P<operator>:?[-+?]|##?|%%?|//?|\^\^?|,,?)))"
+)
+_BRACED_START = re.compile(rf"\$\{{#?(?:{_PARAMETER_NAME})?")
+# Variables whose value is earlier text of the command line or of the commands it ran.
+_REREADING = frozenset(
+    {"_", "BASH_COMMAND", "BASH_EXECUTION_STRING", "BASH_ARGV", "BASH_ARGV0", "BASH_REMATCH"}
 )
 _REDIRECTION = re.compile(r"&>>?|[<>]&[0-9]*-?|>>|>\||<>|[<>]")
 _POWERSHELL_HERE_STRING = re.compile(r"@[\"'][ \t]*[\r\n]")
@@ -108,6 +141,7 @@ class _Splitter:
         self._part_start: int | None = None
         self._contexts: list[tuple[str, int]] = []  # (kind, where it opened)
         self._open_parens = 0  # "(" already flagged, so their ")" need no reason
+        self._script_block = False  # a `{` or `}` was seen: PowerShell's `$_` may be in it
 
     def run(self) -> None:
         quote = _TYPOGRAPHIC_QUOTES.search(self.text)
@@ -164,6 +198,7 @@ class _Splitter:
             self._redirection()
         elif char in "{}":
             self.flag("brace group or script block { ... }")
+            self._script_block = True
             self._take(1)
         elif char == "(":
             self.flag("subshell or grouping ( ... )")
@@ -262,10 +297,40 @@ class _Splitter:
             self._open_parens += 1
             self._take(2)
         elif self.text.startswith("${", self.i):
-            self._contexts.append((_PARAMETER, self.i))
+            self._braced()
+        elif self.text.startswith("$[", self.i):
+            self.flag("arithmetic expansion $[...]")
             self._take(2)
+        elif plain := _PLAIN_EXPANSION.match(self.text, self.i):
+            self._rereading(plain["name"], plain.group())
+            self._take(len(plain.group()))  # $VAR, $?, $$: an expansion, not a program
         else:
-            self._take(1)  # $VAR, $?, $$: an expansion, not a program
+            self._take(1)  # a `$` that starts no expansion is a dollar sign
+
+    def _braced(self) -> None:
+        """`${...}`: understood only in the simple forms of the module docstring."""
+        match = _BRACED_EXPANSION.match(self.text, self.i)
+        if match is None:
+            start = _BRACED_START.match(self.text, self.i)
+            if start is None or start.end() < len(self.text):  # at the end: unterminated
+                self.flag("complex parameter expansion ${...}")
+            self._contexts.append((_PARAMETER, self.i))
+            self._take(2)  # read on to its `}` as before, so the parts stay where they were
+            return
+        name = match["length"] or match["name"]
+        self._rereading(name, f"${{{name}}}")
+        if match["operator"]:  # its word follows: read in the ${ context up to the `}`
+            self._contexts.append((_PARAMETER, self.i))
+        self._take(len(match.group()))
+
+    def _rereading(self, name: str | None, shown: str) -> None:
+        """Flag an expansion of text the line itself put there (`$_`, `$BASH_COMMAND`).
+
+        Inside a PowerShell script block (already flagged) `$_` is the pipeline item,
+        so it gets no reason of its own there.
+        """
+        if name in _REREADING and not (name == "_" and self._script_block):
+            self.flag(f"expansion of earlier command text {shown}")
 
     def _backtick(self) -> None:
         self.flag("command substitution `...`")

@@ -12,6 +12,13 @@ receives an event as JSON and answers with the same four decisions as chapter
     exit code 2  block; stderr is the reason
     anything else, a timeout, or stdout that is not a JSON object: the hook failed
 
+The command may name the call's arguments as placeholders, `ruff format {path}`.
+Each value is quoted for the place it stands in (bare, '...' or "..."), a `path`
+starting with `-` becomes `./-...`, and a placeholder where no quoting can keep a
+value literal (inside `$(...)`, arithmetic, `[[`, a here-doc) fails the hook
+instead of running it: see `fill_placeholders`. stdin carries every value as
+JSON, which needs no quoting at all.
+
 A failed hook never lets a call through silently: for PreToolUse and
 UserPromptSubmit it blocks, for Stop it refuses the stop, for PostToolUse the
 failure is written into the result the model reads. (Claude Code, by contrast,
@@ -127,10 +134,16 @@ def command_hook(
     """A hook that runs `command` in the workspace with the event on stdin."""
 
     def run(payload: Mapping[str, Any]) -> HookReply:
-        line = fill_placeholders(command, payload.get("input") or {})
+        try:
+            line = fill_placeholders(command, payload.get("input") or {})
+        except PlaceholderError as error:  # nothing ran: a hook that cannot run has failed
+            return HookReply(
+                reason=f"cannot fill {{{error.name}}} in its command: {error}", failed=True
+            )
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         return read_reply(
-            run_command(line, cwd=workspace, timeout=timeout, stdin_data=data), timeout
+            run_command(line, cwd=workspace, timeout=timeout, stdin_data=data, kill_leftovers=True),
+            timeout,
         )
 
     return Hook(event, name or command, run, matcher)
@@ -165,17 +178,133 @@ def read_reply(outcome: CommandOutcome, timeout: float) -> HookReply:
         )
 
 
-def fill_placeholders(command: str, values: Mapping[str, Any]) -> str:
-    """`ruff format {path}` -> `ruff format 'src/a.py'`: each value quoted for the shell."""
+class PlaceholderError(ValueError):
+    """A placeholder stands where no quoting keeps its value literal; the hook fails."""
 
-    def quoted(match: re.Match[str]) -> str:
-        name = match[1]
-        if name not in values:
-            return match[0]  # not a placeholder of this call: leave it as written
-        value = str(values[name])
-        return "'" + value.replace("'", "''") + "'" if IS_WINDOWS else shlex.quote(value)
+    def __init__(self, name: str, where: str) -> None:
+        super().__init__(
+            f"{{{name}}} stands {where}, where no quoting keeps a value literal; move it out, "
+            "or read the event from stdin instead"
+        )
+        self.name = name
 
-    return re.sub(r"\{(\w+)\}", quoted, command)
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+# Where a value cannot be quoted: it would be read as code (command substitution,
+# arithmetic, `[[`, ANSI-C quoting) or by other rules (a here-doc body). A placeholder
+# of the call at or after such a point is refused, not filled.
+_BASH_UNQUOTABLE = ("$(", "`", "$[", "$'", "((", "[[", "<<")
+_BASH_UNQUOTABLE_IN_DOUBLE = ("$(", "`", "$[")
+_POWERSHELL_UNQUOTABLE = ("$(", "@(", "@'", '@"')  # subexpressions, here-strings
+_POWERSHELL_UNQUOTABLE_IN_DOUBLE = ("$(",)
+
+
+def fill_placeholders(
+    command: str, values: Mapping[str, Any], *, windows: bool = IS_WINDOWS
+) -> str:
+    """`ruff format {path}` -> `ruff format 'src/a.py'`: each value quoted for where it stands.
+
+    Why by place: a value quoted for a bare word and then put between the user's
+    double quotes (`echo "{path}"`) is live again: the path `$(touch pwned)` ran
+    touch. So the command is read as the shell reads it, and each value is quoted
+    for the place its placeholder stands in: bare, inside '...' or inside "...".
+    A placeholder that stands where no quoting helps (inside `$(...)`, backticks,
+    arithmetic, `[[`, a here-doc, after an escape) raises `PlaceholderError`, and
+    the hook fails (which blocks). `${name}` is the shell's own variable, left as
+    written. A `path` that starts with `-` is passed as `./-...`, so it cannot
+    become an option. What quoting cannot do: stop a program from treating its
+    argument as code (`eval`, `sh -c {command}`); read such values from stdin.
+    """
+    singles, doubles = (
+        ("'\u2018\u2019\u201a\u201b", '"\u201c\u201d\u201e') if windows else ("'", '"')
+    )
+    escape = "`" if windows else "\\"
+    unquotable = {
+        "": _POWERSHELL_UNQUOTABLE if windows else _BASH_UNQUOTABLE,
+        "double": _POWERSHELL_UNQUOTABLE_IN_DOUBLE if windows else _BASH_UNQUOTABLE_IN_DOUBLE,
+    }
+    out: list[str] = []
+    quote, i = "", 0  # quote: "", "single" or "double"
+    while i < len(command):
+        placeholder = _PLACEHOLDER.match(command, i)
+        if placeholder and placeholder[1] in values:
+            out.append(_quoted(_value(placeholder[1], values), quote, windows=windows))
+            i = placeholder.end()
+            continue
+        char, closing, after = (
+            command[i],
+            singles if quote == "single" else doubles,
+            command[i + 1 : i + 2],
+        )
+        if windows and quote and char in closing and after and after in closing:
+            out.append(command[i : i + 2])  # PowerShell: a doubled quote stays in the string
+            i += 2
+            continue
+        if quote == "single":
+            quote = "" if char in singles else quote
+            out.append(char)
+            i += 1
+            continue
+        opener = next((o for o in unquotable[quote] if command.startswith(o, i)), None)
+        if opener is not None:
+            _refuse_placeholders(command[i:], values, f"after {opener}")
+            out.append(command[i:])
+            break
+        if char == escape:
+            escaped = _PLACEHOLDER.match(command, i + 1)
+            if escaped and escaped[1] in values:
+                raise PlaceholderError(escaped[1], f"after the escape {escape}")
+            out.append(command[i : i + 2])
+            i += 2
+            continue
+        if command.startswith("${", i):  # the shell's variable, never a placeholder
+            end = _closing_brace(command, i + 2)
+            out.append(command[i:end])
+            i = end
+            continue
+        if quote == "double":
+            quote = "" if char in doubles else quote
+        elif char in singles:
+            quote = "single"
+        elif char in doubles:
+            quote = "double"
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def _value(name: str, values: Mapping[str, Any]) -> str:
+    text = str(values[name])
+    return "./" + text if name == "path" and text.startswith("-") else text  # not an option
+
+
+def _quoted(value: str, quote: str, *, windows: bool) -> str:
+    """`value` as literal text at a bare place, inside '...' or inside "..."."""
+    if windows:  # PowerShell: '' inside '...' (typographic quotes count); ` escapes in "..."
+        if quote == "double":
+            return re.sub('([`$"\u201c\u201d\u201e])', r"`\1", value)
+        doubled = re.sub("(['\u2018\u2019\u201a\u201b])", r"\1\1", value)
+        return doubled if quote == "single" else f"'{doubled}'"
+    if quote == "double":
+        return re.sub(r'([\\$`"])', r"\\\1", value)
+    if quote == "single":
+        return value.replace("'", "'\"'\"'")
+    return shlex.quote(value)
+
+
+def _refuse_placeholders(rest: str, values: Mapping[str, Any], where: str) -> None:
+    for match in _PLACEHOLDER.finditer(rest):
+        if match[1] in values:
+            raise PlaceholderError(match[1], where)
+
+
+def _closing_brace(command: str, i: int) -> int:
+    """Just past the `}` that closes a `${` whose body starts at `i` (nested braces counted)."""
+    depth = 1
+    while i < len(command) and depth:
+        depth += {"{": 1, "}": -1}.get(command[i], 0)
+        i += 1
+    return i
 
 
 def _tail(text: str, limit: int = 500) -> str:

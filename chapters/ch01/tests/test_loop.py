@@ -195,6 +195,31 @@ def test_bad_json_is_an_invalid_arguments_result() -> None:
     assert content.startswith("invalid_arguments") and "not valid JSON" in content
 
 
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        "[" * 5000,  # the reproduction: unbalanced, and too deep for json's recursion
+        "[" * 5000 + "]" * 5000,  # balanced, still too deep
+        '{"command": ' + '{"a": ' * 5000 + "1" + "}" * 5001,  # deep inside an object
+    ],
+    ids=["open-brackets", "balanced-brackets", "nested-objects"],
+)
+def test_arguments_nested_too_deeply_to_parse_are_invalid_not_a_crash(arguments: str) -> None:
+    # json.loads raises RecursionError here, which is not a JSONDecodeError: it used to
+    # escape prepare and end the run with a traceback.
+    h, content = run_one_bad_call(arguments)
+    assert content.startswith("invalid_arguments: the arguments of shell are nested too deeply")
+    assert h.model.requests[1]["messages"][-1]["content"] == content  # the loop went on
+
+
+def test_a_number_too_long_to_convert_is_invalid_not_a_crash() -> None:
+    # Python refuses to convert integers of more than 4300 digits: a ValueError, not a
+    # JSONDecodeError.
+    _, content = run_one_bad_call('{"command": ' + "1" * 5000 + "}")
+    assert content.startswith("invalid_arguments: the arguments of shell cannot be read (")
+    assert "integer string conversion" in content
+
+
 def test_arguments_that_are_not_an_object_are_invalid() -> None:
     _, content = run_one_bad_call('["echo 42"]')
     assert content.startswith("invalid_arguments") and "JSON object" in content

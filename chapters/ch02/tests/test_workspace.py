@@ -75,6 +75,8 @@ def layout(tmp_path: Path) -> Layout:
             _try_symlink(root / "dangling", outside / "missing.txt"),
             _try_symlink(root / "sub" / "up", Path("..", "..", "outside"), folder=True),
             _try_symlink(root / "inner_link", Path("a.txt")),
+            _try_symlink(root / "loop", Path("loop")),  # ln -s loop loop
+            _try_symlink(root / "dangling_in", Path("missing_inside.txt")),
         ]
     )
     return Layout(base, root, outside, sibling, links, Workspace(root))
@@ -175,6 +177,15 @@ ESCAPES = [
     pytest.param(Escape("link/secret.txt", links=True), id="through-symlinked-folder"),
     pytest.param(Escape("sub/up/secret.txt", links=True), id="through-relative-symlink-up"),
     pytest.param(Escape("dangling", links=True), id="dangling-symlink-to-outside"),
+    # Issue 11: os.path.realpath (not strict) stops at a loop and leaves the rest as text,
+    # so the `..` cancelled the loop and the link after it was followed later, outside.
+    pytest.param(Escape("loop/../link/secret.txt", links=True), id="loop-dotdot-then-link-out"),
+    pytest.param(Escape("loop/../sub/up/secret.txt", links=True), id="loop-dotdot-then-link-up"),
+    pytest.param(Escape("loop/../link", links=True), id="loop-dotdot-then-folder-link"),
+    pytest.param(Escape("loop", links=True), id="symlink-loop"),
+    pytest.param(Escape("loop/x.txt", links=True), id="below-a-symlink-loop"),
+    pytest.param(Escape("sub/up/../ws/../outside", links=True), id="dotdot-after-a-link"),
+    pytest.param(Escape("dangling_in", links=True), id="dangling-symlink-inside"),
     pytest.param(Escape("C:foo"), id="drive-relative"),
     pytest.param(Escape("C:\\Windows\\win.ini"), id="drive-backslash"),
     pytest.param(Escape("c:/x"), id="drive-slash-lowercase"),
@@ -351,6 +362,21 @@ def test_resolve_answers_a_symlink_loop_with_a_refusal_or_a_path_inside(tmp_path
     assert workspace.contains(resolved)
 
 
+def test_glob_and_grep_skip_file_links_whose_target_runs_through_a_loop(walk_root: Path) -> None:
+    made = [
+        _try_symlink(walk_root / "loop", Path("loop")),
+        _try_symlink(walk_root / "out_dir", walk_root.parent / "outside", folder=True),
+        _try_symlink(walk_root / "via_loop", Path("loop", "..", "out_dir", "secret.txt")),
+        _try_symlink(walk_root / "via_loop_up", Path("loop", "..", "..", "outside", "secret.txt")),
+    ]
+    if not all(made):
+        pytest.skip("symlinks cannot be created here")
+    workspace = Workspace(walk_root)
+
+    assert _listed(_run(workspace, "glob", {"pattern": "**/*"})) == {"keep.txt", "pkg/keep.txt"}
+    assert _listed(_run(workspace, "grep", {"pattern": "needle"})) == {"keep.txt", "pkg/keep.txt"}
+
+
 def test_glob_and_grep_still_work_when_the_root_holds_a_symlink_loop(walk_root: Path) -> None:
     if not _try_symlink(walk_root / "loop", Path("loop")):
         pytest.skip("symlinks cannot be created here")
@@ -385,6 +411,10 @@ def test_a_lone_surrogate_in_a_tool_path_is_refused_not_a_tool_error(
 
 COMPONENTS = ["a", "b", "..", ".", "", "link_out", "link_in", "~", "C:", "\\\\", "CON", "x\x00y"]
 COMPONENTS += ["sub"]
+# Links that cannot be resolved and links followed by `..` (issue 11): a loop, a pair of
+# links pointing at each other, dangling links inside and out, a link to the root's parent.
+LINK_COMPONENTS = ["loop", "ping", "dangling_in", "dangling_out", "link_up", "missing"]
+COMPONENTS += LINK_COMPONENTS
 SEPARATORS = ["/", "\\"]
 
 
@@ -416,6 +446,13 @@ def prop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PropertyLayout]:
     (outside / "secret.txt").write_text(SECRET)
     _try_symlink(root / "link_out", outside, folder=True)
     _try_symlink(root / "link_in", root / "sub", folder=True)
+    _try_symlink(root / "loop", Path("loop"))
+    _try_symlink(root / "ping", Path("pong"))
+    _try_symlink(root / "pong", Path("ping"))
+    _try_symlink(root / "dangling_in", Path("nothing_here"))
+    _try_symlink(root / "dangling_out", outside / "nothing_here")
+    _try_symlink(root / "link_up", Path(".."), folder=True)
+    _try_symlink(root / "sub" / "loop", Path("..", "loop"))  # a loop reached from below
     yield PropertyLayout(os.path.realpath(root), Workspace(root))
 
 
@@ -432,6 +469,22 @@ def _inside_or_refused(prop: PropertyLayout, raw: str) -> None:
         return  # any other exception fails the test
     assert _inside(resolved, prop.root), f"{raw!r} -> {resolved}"
     assert str(resolved) == os.path.realpath(os.path.join(prop.root, raw.replace("\\", "/")))
+    _same_file_as_the_kernel_finds(prop, raw, resolved)
+
+
+def _same_file_as_the_kernel_finds(prop: PropertyLayout, raw: str, resolved: Path) -> None:
+    """A second oracle, the operating system itself: where it can open the path as
+    written, it must reach the very file `resolve` returned (same device and inode).
+
+    os.path.realpath is not enough on its own: before Python 3.13 it stops at a
+    symlink loop and leaves the rest as text, which is the bug this guards against.
+    """
+    try:
+        kernel = os.stat(os.path.join(prop.root, raw.replace("\\", "/")))
+    except (OSError, ValueError):
+        return  # the system cannot reach it either: nothing to compare
+    mine = os.stat(resolved)
+    assert (kernel.st_dev, kernel.st_ino) == (mine.st_dev, mine.st_ino), f"{raw!r} -> {resolved}"
 
 
 @PROPERTY_SETTINGS
@@ -439,6 +492,11 @@ def _inside_or_refused(prop: PropertyLayout, raw: str) -> None:
 @example(raw="link_out/../link_out/secret.txt")
 @example(raw="link_in/../../outside")
 @example(raw="sub/../..")
+@example(raw="loop/../link_out/secret.txt")  # issue 11: the loop, then `..`, then a link out
+@example(raw="ping/../link_up/outside/secret.txt")
+@example(raw="sub/loop/../../link_out")
+@example(raw="dangling_in/../link_out")
+@example(raw="link_up/ws/loop/../../outside")
 def test_resolve_of_generated_paths_stays_inside_or_refuses(prop: PropertyLayout, raw: str) -> None:
     _inside_or_refused(prop, raw)
 
@@ -472,3 +530,15 @@ def test_resolve_of_plain_names_always_succeeds_inside(prop: PropertyLayout, raw
     assert _inside(resolved, prop.root)
     assert resolved == Path(prop.root, *parts)
     assert prop.workspace.relative(resolved) == "/".join(parts)
+
+
+@PROPERTY_SETTINGS
+@given(
+    first=st.sampled_from(["loop", "ping", "dangling_in", "dangling_out", "sub/loop"]),
+    rest=st.lists(st.sampled_from(["..", ".", "a", "sub", "link_in", "b", "link_out"]), max_size=5),
+)
+def test_a_path_through_a_loop_or_a_dangling_link_is_always_refused(
+    prop: PropertyLayout, first: str, rest: list[str]
+) -> None:
+    with pytest.raises(PathOutsideWorkspace):
+        prop.workspace.resolve("/".join([first, *rest]))

@@ -13,6 +13,8 @@ from __future__ import annotations
 import errno
 import io
 import json
+import os
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -39,7 +41,13 @@ from chapters.ch03.gate import PermissionGate
 from chapters.ch03.policy import Mode, Policy
 from chapters.ch03.rules import Rule
 from chapters.ch03.settings import PROJECT_SETTINGS, load_policy
-from chapters.ch03.tests.support import read_audit, read_outcomes, tutorial, write_json
+from chapters.ch03.tests.support import (
+    audit_records,
+    read_audit,
+    read_outcomes,
+    tutorial,
+    write_json,
+)
 from shared.agent import AgentSpec
 from shared.approval import ApprovalRequest
 from shared.completion import ModelClient
@@ -496,6 +504,62 @@ def test_a_yes_that_cannot_be_audited_does_not_run(
     assert decisions(agent.audit_lines()) == [("c1", "ask")]
 
 
+def _record(audit: AuditLog, call_id: str) -> None:
+    audit.record(call_id=call_id, tool="shell", key="ls", decision="allow", source="test")
+
+
+def test_an_audit_file_removed_mid_run_is_made_again_and_gets_the_next_line(
+    tmp_path: Path,
+) -> None:
+    # Issue 11: the log was opened once; after `rm .tutorial/audit.jsonl` every later
+    # decision went to the deleted file while the calls still ran.
+    agent = make_agent(tmp_path, allow=["shell(git status)"])
+    path = tmp_path / AUDIT_FILE
+
+    def someone_removes_the_log(request: Mapping[str, Any]) -> dict[str, Any]:
+        path.unlink()
+        return turn(shell("c2", "git status"))
+
+    agent.run(turn(shell("c1", "git status")), someone_removes_the_log, DONE)
+    assert agent.runner.commands == ["git status", "git status"]
+    assert decisions(agent.audit_lines()) == [("c2", "allow")]  # c1 went with the old file
+
+
+@pytest.mark.parametrize("how", ["removed", "replaced", "folder-removed"])
+def test_the_audit_log_writes_to_the_file_its_path_names_now(tmp_path: Path, how: str) -> None:
+    path = tmp_path / AUDIT_FILE
+    audit = AuditLog(path)
+    _record(audit, "c1")
+    if how == "removed":
+        path.unlink()
+    elif how == "replaced":
+        (tmp_path / "other.jsonl").write_text('{"kept": true}\n', encoding="utf-8")
+        os.replace(tmp_path / "other.jsonl", path)
+    else:
+        shutil.rmtree(path.parent)
+    _record(audit, "c2")
+    lines = audit_records(path)  # every line, the replacing file's own included
+    assert [line.get("tool_call_id", "kept") for line in lines] == (
+        ["kept", "c2"] if how == "replaced" else ["c2"]
+    )
+    audit.close()
+
+
+def test_an_audit_path_that_can_no_longer_be_written_denies(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path, allow=["shell(git status)"])
+    path = tmp_path / AUDIT_FILE
+
+    def the_log_becomes_a_folder(request: Mapping[str, Any]) -> dict[str, Any]:
+        path.unlink()
+        path.mkdir()
+        return turn(shell("c2", "git status"))
+
+    agent.run(turn(shell("c1", "git status")), the_log_becomes_a_folder, DONE)
+    assert agent.runner.commands == ["git status"]  # c1 only
+    assert agent.result("c2").startswith("denied: the decision could not be written")
+    assert "cannot write the audit log" in agent.console_text()
+
+
 # --- 6. a policy that raises denies --------------------------------------------------------
 
 
@@ -668,6 +732,22 @@ def test_check_with_deny_names_the_flag(tmp_path: Path) -> None:
     first, because, _ = result.stdout.splitlines()
     assert first == "deny: shell(git push origin main)"
     assert because == "  because: rule shell(git:*) from --deny"
+
+
+def test_check_never_says_allow_for_the_expansion_that_ran_a_denied_rm(tmp_path: Path) -> None:
+    # Issue 11: with only `ls` allowed and `rm` denied, this ran `rm -rf victim` unasked:
+    # $_ holds the quoted text, and ${_@P} expands it as a prompt, running the $(...).
+    result = check(
+        "--chapter", "3", "shell(ls '$(rm -rf victim)'; ls ${_@P})",
+        "--allow", "shell(ls:*)", "--deny", "shell(rm:*)",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "ask: shell(ls '$(rm -rf victim)'; ls ${_@P})",
+        "  because: not fully understood, so never auto-allowed: "
+        "complex parameter expansion ${...}",
+        "  mode: default",
+    ]
 
 
 def test_check_plan_mode_denies_a_write(tmp_path: Path) -> None:

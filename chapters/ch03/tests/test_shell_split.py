@@ -8,7 +8,10 @@ into their words, quoted separators never cut, and no text makes the splitter ra
 
 from __future__ import annotations
 
+import shutil
 import string
+import subprocess
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -283,6 +286,64 @@ def test_reasons_are_one_per_kind_in_order_of_first_appearance() -> None:
     )
 
 
+# --- expansions: an allow-list (issue 11) -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        # The five shapes that ran `rm` with only `shell(ls:*)` allowed and `shell(rm:*)` denied.
+        ("ls '$(rm -rf victim)'; ls ${_@P}", "complex parameter expansion ${...}"),
+        ("ls '$(rm -rf victim)'; ls \"${_@P}\"", "complex parameter expansion ${...}"),
+        ("ls 'x[$(rm -rf victim)]'; ls $[_]", "arithmetic expansion $[...]"),
+        ("ls 'x[$(rm -rf victim)]'; ls ${a[_]}", "complex parameter expansion ${...}"),
+        ("ls '$(rm -rf victim)' ${BASH_COMMAND@P}", "complex parameter expansion ${...}"),
+        # Their relatives: transformations, subscripts, indirection, substrings, assignment.
+        ("echo ${x@Q}", "complex parameter expansion ${...}"),
+        ("echo ${x[0]}", "complex parameter expansion ${...}"),
+        ("echo ${!x}", "complex parameter expansion ${...}"),
+        ("echo ${!x*}", "complex parameter expansion ${...}"),
+        ("echo ${x:1}", "complex parameter expansion ${...}"),
+        ("echo ${x: -1}", "complex parameter expansion ${...}"),
+        ("echo ${x:_:1}", "complex parameter expansion ${...}"),
+        ("echo ${x:=y}", "complex parameter expansion ${...}"),
+        ("echo ${x=y}", "complex parameter expansion ${...}"),
+        ("echo ${x:-${y@P}}", "complex parameter expansion ${...}"),
+        ("echo $[1 + 2]", "arithmetic expansion $[...]"),
+        ("[[ $x -eq 1 ]]", "shell keyword [["),
+        # Expansions of text the line itself put there.
+        ("ls x; echo $_", "expansion of earlier command text $_"),
+        ("ls x; echo ${_}", "expansion of earlier command text ${_}"),
+        ("ls x; echo ${#_}", "expansion of earlier command text ${_}"),
+        ("echo $BASH_COMMAND", "expansion of earlier command text $BASH_COMMAND"),
+        (
+            'echo "${BASH_EXECUTION_STRING}"',
+            "expansion of earlier command text ${BASH_EXECUTION_STRING}",
+        ),
+    ],
+)
+def test_expansions_that_can_run_code_or_reread_the_line_are_not_understood(
+    command: str, reason: str
+) -> None:
+    result = split_command(command)
+    assert result.understood is False
+    assert result.reasons == (reason,)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo ${x-default} ${x:+alt} ${x+alt} ${x:?unset} ${x?unset}",
+        "echo ${path#*/} ${path##*/} ${path%.py} ${name/a/b} ${name//a/b}",
+        "echo ${name^} ${name^^} ${name,} ${name,,} ${#} ${?} ${10} ${@} ${*}",
+        "echo $_private $x_ $$ $! $- $* $@ $0 $ cost$",
+        'echo "${x:-a ${y} $z}"',
+    ],
+)
+def test_the_simple_expansions_stay_understood(command: str) -> None:
+    assert split_command(command) == understood(command)
+
+
 # --- where bash and PowerShell would cut differently ------------------------------------
 
 ANSI_C_BYPASS = r"echo $'\'' ; rm -rf x ; echo '$'\'''"
@@ -360,3 +421,41 @@ def test_any_text_splits_without_raising_into_clean_parts(command: str) -> None:
     assert all(part and part == part.strip() for part in result.parts)
     assert result.understood == (not result.reasons)
     assert len(set(result.reasons)) == len(result.reasons)
+
+
+# --- what "understood" means, checked against bash itself ------------------------------------
+
+# Every variable bash will read holds text that runs `touch pwned` if anything re-evaluates it.
+BAIT = (
+    "x='a[$(touch pwned)]'; HOME='$(touch pwned)'; a=(1); set -- 'a[$(touch pwned)]'; "
+    "ls 'x[$(touch pwned)]' >/dev/null 2>&1; "
+)
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize(
+    ("expansion", "runs"),
+    [
+        *[
+            (form, False)
+            for form in [
+                "$x", "${x}", "${#x}", "$HOME", "$1", "${1}", "$@", '"$@"', "$*", "${#}",
+                "${x:-$HOME}", "${x-d}", "${x:+$x}", "${x:?m}", "${x#a}", "${x##*[}",
+                "${x%]}", "${x%%a*}", "${x/a/b}", "${x//[/]}", "${x^}", "${x^^}", "${x,,}",
+                "${HOME:-${x}}", '"${x:-$1}"',
+            ]
+        ],
+        # The other side, so this test can see a command run: these are flagged.
+        ("${x@P}", True), ("${_@P}", True), ("$[_]", True), ("${a[_]}", True),
+        ("$((x))", True), ("${x:_:1}", True), ("${!1}", True),
+    ],
+)  # fmt: skip
+def test_understood_expansions_run_nothing_hidden_in_values_and_flagged_ones_can(
+    tmp_path: Path, expansion: str, runs: bool
+) -> None:
+    assert split_command(f"echo {expansion}").understood is not runs
+    subprocess.run(
+        ["bash", "-c", BAIT + f": {expansion}"], cwd=tmp_path, capture_output=True, check=False,
+        timeout=30,
+    )  # fmt: skip
+    assert (tmp_path / "pwned").exists() is runs
