@@ -152,7 +152,7 @@ class Delegation:
             if error.limit == LIMIT_NAME:  # the family's budget, not the child's: the run ends
                 raise
             return _failed(
-                definition, tally, f"it used all {error.max_turns} turns of its max_turns"
+                definition, tally, f"it used all {error.max_turns} turns its max_turns allows"
             )
         except AgentError as error:
             return _failed(definition, tally, f"{type(error).__name__}: {error}")

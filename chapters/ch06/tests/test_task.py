@@ -121,6 +121,7 @@ def test_an_unknown_agent_is_invalid_arguments_listing_the_agents_and_nothing_ru
         "Available agents: general, explore."
     )
     assert len(family.model.requests) == 2  # type: ignore[union-attr]
+    assert read_audit(tmp_path / "audit.jsonl") == []  # refused in prepare: nobody was asked
 
 
 def test_extra_fields_and_a_long_description_are_refused(tmp_path: Path) -> None:
@@ -381,7 +382,7 @@ def test_a_childs_own_max_turns_is_not_the_familys_budget(tmp_path: Path) -> Non
         },
     )
     assert family.run() == "parent answered"
-    assert "it used all 2 turns of its max_turns" in family.result("t1")
+    assert "it used all 2 turns its max_turns allows" in family.result("t1")
     assert len(family.requests_of("Be quick.")) == 2
 
 
