@@ -10,7 +10,7 @@
 
 Only what agent definitions need is read: one `key: value` per line, where a
 value is a plain or quoted string, a list in brackets, or, after an empty
-value, indented `- item` lines. Blank lines and `#` comments are skipped.
+value, `- item` lines below it. Blank lines and `#` comments are skipped.
 Anything else (nested maps, multi-line strings, anchors, tags) is an error
 that names the line, never a guess: the repository does not take a YAML
 library for four keys, and a parser that quietly accepts more than it
