@@ -58,6 +58,10 @@ from chapters.ch05 import demo as ch05_demo  # noqa: E402
 from chapters.ch05.agent import build_agent as ch05_agent  # noqa: E402
 from chapters.ch05.agent import chapter_tools as ch05_tools  # noqa: E402
 from chapters.ch05.todo import TodoPlan  # noqa: E402
+from chapters.ch06 import demo as ch06_demo  # noqa: E402
+from chapters.ch06.agent import build_agent as ch06_agent  # noqa: E402
+from chapters.ch06.agent import chapter_tools as ch06_tools  # noqa: E402
+from chapters.ch06.definitions import load_agents  # noqa: E402
 from shared.approval import Approver, ScriptedApprover, TerminalApprover  # noqa: E402
 from shared.console import Console  # noqa: E402
 from shared.tools import ToolRegistry  # noqa: E402
@@ -116,7 +120,7 @@ def run_ch02(console: Console, human: bool) -> str:
 
 @dataclass
 class DemoWorkspace:
-    """A chapter 3-5 demo workspace: its settings, policy, hooks and audit log, in a temp folder."""
+    """A chapter 3-6 demo workspace: its settings, policy, hooks and audit log, in a temp folder."""
 
     root: Workspace
     policy: Policy
@@ -188,12 +192,34 @@ def run_ch05(console: Console, human: bool) -> str:
         return demo.audit_log()
 
 
+def run_ch06(console: Console, human: bool) -> str:
+    with tempfile.TemporaryDirectory() as folder:
+        ch06_demo.write_demo_files(Path(folder))
+        root = Path(folder)
+        agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
+        demo = DemoWorkspace.build(folder, ch06_tools(Workspace(root), agents))
+        agent = ch06_agent(
+            model=ch06_demo.demo_model(),
+            console=console,
+            asker=asker(console, human),
+            workspace=demo.root,
+            policy=demo.policy,
+            audit=demo.audit,
+            hooks=demo.hooks,
+            plan=TodoPlan(),
+            agents=agents,
+        )
+        run_agent(ch06_demo.DEMO_PROMPT, agent)
+        return demo.audit_log()
+
+
 DOCS: dict[Path, Demo] = {
     ROOT / "docs" / "ch01-agent-loop.md": run_ch01,
     ROOT / "docs" / "ch02-file-tools.md": run_ch02,
     ROOT / "docs" / "ch03-permissions.md": run_ch03,
     ROOT / "docs" / "ch04-hooks.md": run_ch04,
     ROOT / "docs" / "ch05-todo.md": run_ch05,
+    ROOT / "docs" / "ch06-subagents.md": run_ch06,
 }
 
 

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from shared.console import Console
 
 DEFAULT_MAX_TURNS = 20
+MAIN_AGENT = "main"  # the name of the agent a person started; the console does not label it
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ class AgentSpec:
     calls: CallPipeline
     console: Console
     system_prompt: str
-    name: str = "main"  # how the console and the trace name this agent
+    name: str = MAIN_AGENT  # how the console, the trace and an approval name this agent
     features: Sequence[Feature] = ()
     max_turns: int = DEFAULT_MAX_TURNS  # model requests, not tool calls
     check_reply: ReplyCheck = stop_on_unfinished_reply

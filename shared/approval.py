@@ -38,6 +38,7 @@ class ApprovalRequest:
     reason: str
     arguments: Mapping[str, Any]
     preview: str | None = None  # e.g. the unified diff of a write: approve a change, not a blob
+    agent: str | None = None  # the agent that asks, when it is not the one the human started
 
 
 class Approver(Protocol):
@@ -87,7 +88,7 @@ class TerminalApprover:
             self.console.notice(HIDDEN_PROMPT_NOTICE)
             return None
         self.asking.approval_request(
-            request.tool_name, request.reason, request.arguments, request.preview
+            request.tool_name, request.reason, request.arguments, request.preview, request.agent
         )
         if not self.interactive:
             self.asking.notice(NO_TTY_NOTICE)

@@ -8,9 +8,9 @@
     finish     each finisher in order may add to the result, or replace what the
                model sees (a hook's note, an audit record of the outcome).
 
-Whatever happens, every call gets exactly one result, in call order; the
-console shows each one. A chapter changes step 4 by listing other
-authorizers and finishers in its composition module, not by editing the loop.
+Whatever happens, every call gets exactly one result, in call order, unless the
+run itself ends (Ctrl-C, a run-wide limit); the console shows each one. A chapter
+changes step 4 by listing authorizers and finishers in its composition module.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ Two rules shape this module. The final answer alone goes to stdout, so
 else goes to stderr. And rich rendering is only for a terminal: when stderr is
 not a terminal, or `NO_COLOR` is set, the same information is printed as plain
 lines, which is also what the tests read.
+
+An agent started inside another agent's run prints through `nested(label)`: the
+same streams, its lines indented under the outer agent's, its spinner and its
+trace titles starting with the label, so a reader can tell whose work a line is.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ if TYPE_CHECKING:  # rich is imported lazily: `--help` and config errors stay fa
 
 TOOL_OUTPUT_PREVIEW_LINES = 20
 TOOL_OUTPUT_LINE_CHARS = 400  # one very long line must not flood the terminal
+NESTED_INDENT = "  │ "  # what each level of nesting puts before a plain line
 
 
 class Console:
@@ -41,9 +46,29 @@ class Console:
             fancy = is_terminal(self.err) and "NO_COLOR" not in os.environ
         self.fancy = fancy
         self.tracing = trace
+        self.label = ""  # whose console this is, when it is nested; "" for the outermost
+        self.indent = ""  # put before each line it prints (not before trace JSON)
         self._rich_err: RichConsole | None = None
         self._rich_out: RichConsole | None = None
         self._in_view: list[Callable[[], RenderableType | None]] = []
+
+    def nested(self, label: str) -> Console:
+        """The console of an agent started inside this one's run (by a tool call, say).
+
+        It writes to the same streams and keeps the same things in view. Each
+        line it prints is indented one level under this console's lines, and its
+        spinner and `--trace` titles start with `label` ("explore · request 1"):
+        trace JSON stays unindented, because it is data to copy.
+        """
+        inner = Console(out=self.out, err=self.err, fancy=self.fancy, trace=self.tracing)
+        inner.label = f"{self.label} › {label}" if self.label else label
+        inner.indent = self.indent + NESTED_INDENT
+        inner._rich_err, inner._rich_out = self._rich_err, self._rich_out
+        inner._in_view = self._in_view  # the same list: what the outer agent keeps in view
+        return inner
+
+    def _labelled(self, title: str) -> str:
+        return f"{self.label} · {title}" if self.label else title
 
     # -- progress ---------------------------------------------------------------------------
 
@@ -54,6 +79,7 @@ class Console:
         What `keep_in_view` was given is drawn under the spinner, and
         disappears with it when the model answers.
         """
+        what = self._labelled(what)
         if not self.fancy:
             self._plain(f"… {what}")
             yield
@@ -64,7 +90,7 @@ class Console:
 
         shown = [render() for render in self._in_view]
         below = [item for item in shown if item is not None]
-        spinner = Spinner("dots", text=what)
+        spinner = Spinner("dots", text=self.indent + what)
         group = Group(spinner, *below) if below else spinner
         with Live(group, console=self._err(), transient=True, refresh_per_second=12.5):
             yield
@@ -81,29 +107,29 @@ class Console:
 
     def info(self, text: str) -> None:
         if self.fancy:
-            self._err().print(text, style="dim", markup=False, highlight=False)
+            self._err().print(self._indented(text), style="dim", markup=False, highlight=False)
         else:
             self._plain(text)
 
     def notice(self, text: str) -> None:
         if self.fancy:
-            self._err().print(text, style="yellow", markup=False, highlight=False)
+            self._err().print(self._indented(text), style="yellow", markup=False, highlight=False)
         else:
             self._plain(text)
 
     def error(self, text: str) -> None:
         if self.fancy:
-            self._err().print(text, style="bold red", markup=False, highlight=False)
+            self._err().print(self._indented(text), style="bold red", markup=False, highlight=False)
         else:
             self._plain(text)
 
     # -- the exchange with the model (shared/completion.py's ExchangeObserver) --------------
 
     def request_sent(self, title: str, request: Mapping[str, Any]) -> None:
-        self.trace(title, request)
+        self.trace(self._labelled(title), request)
 
     def response_received(self, title: str, body: Mapping[str, Any]) -> None:
-        self.trace(title, body)
+        self.trace(self._labelled(title), body)
 
     def response_failed(self, title: str, error: ProviderError) -> None:
         """With --trace: what came back instead of a completion (status and body)."""
@@ -111,7 +137,7 @@ class Console:
             return
         status = f"HTTP {error.status}" if error.status is not None else str(error.kind)
         body = error.body if error.body is not None else "(no body)"
-        self._trace_text(f"{title} (failed: {status})", body)
+        self._trace_text(f"{self._labelled(title)} (failed: {status})", body)
 
     def said_while_calling(self, text: str) -> None:
         """Text the model wrote beside its tool calls."""
@@ -130,7 +156,7 @@ class Console:
             self._err().print(Rule(title, style="cyan"))
             self._err().print_json(text)
         else:
-            self._plain(f"--- {title} ---\n{text}")
+            self._write(f"--- {title} ---\n{text}")
 
     def _trace_text(self, title: str, text: str) -> None:
         """With --trace: a body that is not JSON (an error page, say), as text."""
@@ -140,7 +166,7 @@ class Console:
             self._err().print(Rule(title, style="red"))
             self._err().print(text, markup=False, highlight=False)
         else:
-            self._plain(f"--- {title} ---\n{text}")
+            self._write(f"--- {title} ---\n{text}")
 
     def approval_request(
         self,
@@ -148,14 +174,18 @@ class Console:
         reason: str,
         arguments: Mapping[str, Any],
         preview: str | None = None,
+        agent: str | None = None,
     ) -> None:
         """The three lines a human needs to decide: which tool, why it asks, with what.
 
         A preview (the diff of a write) follows them; long argument values are
-        shortened, because the preview is what shows the change.
+        shortened, because the preview is what shows the change. `agent` names
+        the agent that asks when it is not the one the human started.
         """
         args = json.dumps({k: _shorten(v) for k, v in arguments.items()}, ensure_ascii=False)
         lines = [f"工具 tool: {tool_name}", f"原因 reason: {reason}", f"参数 arguments: {args}"]
+        if agent:
+            lines.insert(0, f"智能体 agent: {agent}")
         if self.fancy:
             from rich.console import Group
             from rich.panel import Panel
@@ -165,17 +195,20 @@ class Console:
             parts: list[Any] = [Text("\n".join(lines))]
             if preview:
                 parts.append(Syntax(preview, "diff", theme="ansi_dark", word_wrap=True))
-            title = "需要批准 approval needed"
-            self._err().print(Panel(Group(*parts), title=title, border_style="yellow"))
+            title = "需要批准 approval needed" + (f" · {agent}" if agent else "")
+            panel = Panel(Group(*parts), title=title, border_style="yellow")
+            self._err().print(self._padded(panel))
         else:
             self._plain("\n".join(lines) + (f"\n{preview.rstrip()}" if preview else ""))
 
     def ask(self, prompt: str, stdin: TextIO) -> str:
         """Ask on stderr, read one line; EOF raises EOFError like `input()` does."""
         if self.fancy:
-            self._err().print(prompt, style="bold", end=" ", markup=False, highlight=False)
+            self._err().print(
+                self.indent + prompt, style="bold", end=" ", markup=False, highlight=False
+            )
         else:
-            self.err.write(prompt + " ")
+            self.err.write(self.indent + prompt + " ")
         self.err.flush()
         line = stdin.readline()
         if not line:
@@ -197,7 +230,8 @@ class Console:
 
             style = "green" if status == "ok" else "red"
             title = f"{tool_name} → {status}"
-            self._err().print(Panel(Text("\n".join(preview)), title=title, border_style=style))
+            panel = Panel(Text("\n".join(preview)), title=title, border_style=style)
+            self._err().print(self._padded(panel))
         else:
             self._plain(f"[{tool_name} → {status}]\n" + "\n".join(preview))
 
@@ -214,8 +248,24 @@ class Console:
     # -- plumbing ---------------------------------------------------------------------------
 
     def _plain(self, text: str) -> None:
+        self._write(self._indented(text))
+
+    def _write(self, text: str) -> None:
         self.err.write(text + "\n")
         self.err.flush()
+
+    def _indented(self, text: str) -> str:
+        if not self.indent:
+            return text
+        return "\n".join(self.indent + line for line in text.split("\n"))
+
+    def _padded(self, renderable: RenderableType) -> RenderableType:
+        """A panel of a nested console, indented as its lines are."""
+        if not self.indent:
+            return renderable
+        from rich.padding import Padding
+
+        return Padding(renderable, (0, 0, 0, len(self.indent)))
 
     def _err(self) -> RichConsole:
         if self._rich_err is None:

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from shared.errors import AgentLimitError
 from shared.json_schema import schema_problems
 from shared.messages import ToolCall
 
@@ -254,9 +255,16 @@ class PreparedCall:
         return self.arguments.value
 
     def invoke(self) -> ToolResult:
-        """Run the tool. A bug inside it is still a result, so the call still gets its answer."""
+        """Run the tool. A bug inside it is still a result, so the call still gets its answer.
+
+        One error is not the tool's to answer: a limit of the whole run reached
+        inside it (a request budget that an agent started by the tool shares with
+        this one). That ends the run, as running out of turns does.
+        """
         try:
             return self.tool.invoke(self.arguments)
+        except AgentLimitError:
+            raise
         except Exception as error:
             return ToolResult.failed(
                 "tool_error",

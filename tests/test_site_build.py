@@ -14,6 +14,7 @@ import pytest
 
 from scripts import build_site
 from scripts.build_site import CodeFile, Links, python_symbols
+from tutorial.catalog import CHAPTERS
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = '''"""A module."""
@@ -182,7 +183,7 @@ def test_the_diff_page_has_a_section_per_file_and_keeps_what_it_does_not_know() 
 
 def test_every_ready_chapter_has_one_text_and_a_readme_abstract() -> None:
     chapters = build_site.collect_chapters()
-    assert [c.chapter.number for c in chapters] == [1, 2, 3, 4, 5]
+    assert [c.chapter.number for c in chapters] == [c.number for c in CHAPTERS if c.ready]
     for pages in chapters:
         assert (ROOT / pages.text).is_file()
         assert pages.title and pages.abstract

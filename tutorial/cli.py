@@ -1,4 +1,4 @@
-"""The dispatcher: `python -m tutorial run|list|diff|permissions`.
+"""The dispatcher: `python -m tutorial run|list|diff|permissions|agents`.
 
 `run --chapter N ...` hands every option after the chapter number to chapter
 N's own command, so `python -m tutorial run --chapter 1 --prompt x` and
@@ -39,7 +39,8 @@ class _Dispatcher(FriendlyGroup):
         name = args[0]
         if name not in self.commands:
             raise click.UsageError(
-                f"Unknown command: {name}. Expected command: run (others: list, diff, permissions)"
+                f"Unknown command: {name}. Expected command: run "
+                "(others: list, diff, permissions, agents)"
             )
         return super().resolve_command(ctx, args)
 
@@ -54,6 +55,7 @@ def cli() -> None:
       python -m tutorial list
       python -m tutorial diff --chapter 1
       python -m tutorial permissions check --chapter 3 'shell(git push)'
+      python -m tutorial agents --chapter 6
     """
 
 
@@ -103,6 +105,26 @@ def permissions_check(chapter: int | None, check_args: tuple[str, ...]) -> None:
             f"Chapter {chapter} has no permission policy; use chapter 3 or later"
         )
     _invoke(command, f"{PROG_NAME} permissions check --chapter {chapter}", list(check_args))
+
+
+@cli.command(
+    name="agents",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True},
+    add_help_option=False,
+)
+@click.option("--chapter", type=int, help="Whose agents: chapter 6 or later.")
+@click.argument("agents_args", nargs=-1, type=click.UNPROCESSED)
+def agents(chapter: int | None, agents_args: tuple[str, ...]) -> None:
+    """List the sub-agents a chapter's task tool can start from here; nothing runs."""
+    if chapter is None:
+        if any(word in agents_args for word in HELP_WORDS):
+            chapter = 6  # its options are every later chapter's too
+        else:
+            raise click.UsageError("--chapter is required, e.g. agents --chapter 6")
+    command = find_chapter(chapter).command("agents_command")
+    if command is None:
+        raise click.UsageError(f"Chapter {chapter} has no sub-agents; use chapter 6 or later")
+    _invoke(command, f"{PROG_NAME} agents --chapter {chapter}", list(agents_args))
 
 
 @cli.command(name="list")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from chapters.ch03.asking import Asker, HumanAnswer
 from chapters.ch03.audit import AuditError, AuditLog
 from chapters.ch03.policy import Call, Policy, Verdict
+from shared.agent import MAIN_AGENT
 from shared.approval import ApprovalRequest
 from shared.calls import PendingCall
 from shared.console import Console
@@ -47,6 +48,7 @@ class PermissionGate:
                 reason=f"{tool.side_effect.approval_reason} · policy: {verdict.source}",
                 arguments=prepared.arguments.plain,
                 preview=prepared.preview,
+                agent=None if pending.agent == MAIN_AGENT else pending.agent,
             )
             answer = self._ask(request)
             if answer.always:

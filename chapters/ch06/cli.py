@@ -1,0 +1,106 @@
+"""The command line of chapter 6: chapter 5's, plus --max-requests, the agent definitions,
+and `agents`.
+
+Extends: chapters/ch05/cli.py
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from chapters.ch01.loop import run_agent
+from chapters.ch02.options import choose_workspace
+from chapters.ch03.asking import TerminalAsker
+from chapters.ch03.audit import AUDIT_FILE, AuditLog
+from chapters.ch03.check import make_check_command
+from chapters.ch03.options import policy_from_options, policy_options
+from chapters.ch04.hooks import Hooks
+from chapters.ch04.settings import load_hooks
+from chapters.ch05.agent import chapter_tools as plan_tools
+from chapters.ch05.todo import REMIND_AFTER, TodoPlan
+from chapters.ch06.agent import build_agent, chapter_tools
+from chapters.ch06.budget import MAX_REQUESTS
+from chapters.ch06.definitions import load_agents
+from chapters.ch06.demo import DEMO_PROMPT, demo_model, make_demo_workspace
+from chapters.ch06.listing import make_agents_command
+from shared.agent import DEFAULT_MAX_TURNS
+from shared.cli import FriendlyCommand, Session, common_options, require_prompt, run_session
+from shared.completion import ModelClient
+from shared.console import Console
+
+PROG_NAME = "python -m chapters.ch06"
+
+
+@click.command(
+    name="ch06",
+    cls=FriendlyCommand,
+    help="Chapter 6: the task tool runs a sub-agent in a fresh context; only its answer returns.",
+)
+@common_options(default_max_turns=DEFAULT_MAX_TURNS)
+@policy_options
+@click.option(
+    "--remind-after",
+    type=click.IntRange(min=1),
+    default=REMIND_AFTER,
+    show_default=True,
+    help="Remind the model of its open plan after this many replies without todo_write.",
+)
+@click.option(
+    "--max-requests",
+    type=click.IntRange(min=1),
+    default=MAX_REQUESTS,
+    show_default=True,
+    help="Model requests the agent and all its sub-agents may make together.",
+)
+def command(
+    prompt: str | None,
+    max_turns: int,
+    trace: bool,
+    demo: bool,
+    workspace: Path | None,
+    mode: str | None,
+    allow: tuple[str, ...],
+    deny: tuple[str, ...],
+    remind_after: int,
+    max_requests: int,
+) -> None:
+    require_prompt(prompt, demo)
+    root = choose_workspace(demo, workspace, make_demo_workspace)
+    agents = load_agents(root.root, Path.home(), plan_tools(root).names)  # exit 2 if malformed
+    policy = policy_from_options(root, chapter_tools(root, agents), mode, allow, deny)
+    hooks = Hooks(load_hooks(root, Path.home()))  # exit 2 if malformed
+
+    def run(task: str, model: ModelClient, console: Console) -> str:
+        counts = ", ".join(f"{e}: {n}" for e, n in hooks.counts().items()) or "none"
+        console.info(f"mode: {policy.mode} · audit: {AUDIT_FILE.as_posix()} · hooks: {counts}")
+        console.info(f"agents: {', '.join(agents.names)} · max_requests: {max_requests}")
+        agent = build_agent(
+            model=model,
+            console=console,
+            asker=TerminalAsker(console),
+            workspace=root,
+            policy=policy,
+            audit=AuditLog(root.root / AUDIT_FILE),
+            hooks=hooks,
+            plan=TodoPlan(remind_after=remind_after),
+            agents=agents,
+            max_turns=max_turns,
+            max_requests=max_requests,
+        )
+        return run_agent(task, agent)
+
+    session = Session(
+        chapter=6, folder=root.root, demo_model=demo_model, demo_prompt=DEMO_PROMPT, run=run
+    )
+    run_session(session, prompt=prompt, trace=trace, demo=demo)
+
+
+check_command = make_check_command(chapter_tools)
+agents_command = make_agents_command(plan_tools)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return command.main(argv, prog_name=PROG_NAME)

@@ -1,0 +1,145 @@
+"""Helpers for chapter 6's tests: a chapter-6 agent whose model serves parent and children.
+
+The agent is the one chapter 6's composition module builds (chapters/ch06/agent.py):
+chapter 5's tools with a fake shell runner, the task tool, the policy from the
+settings files, chapter 4's hooks around chapter 3's gate, and the request
+budget. The model is `AgentScripts` (chapters/ch06/demo.py): each agent has
+its own script, chosen by the system prompt a request starts with, so a test
+writes what the parent says and what each child says separately.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chapters.ch01.loop import run_agent
+from chapters.ch01.tests.harness import FakeRunner, printed, result_of
+from chapters.ch02.workspace import Workspace
+from chapters.ch03.asking import Asker, ScriptedAsker
+from chapters.ch03.audit import AuditLog
+from chapters.ch03.policy import Mode
+from chapters.ch03.settings import load_policy
+from chapters.ch04.hooks import Hook, Hooks
+from chapters.ch05.agent import chapter_tools as plan_tools
+from chapters.ch05.todo import TodoPlan
+from chapters.ch06.agent import build_agent, chapter_tools
+from chapters.ch06.budget import MAX_REQUESTS
+from chapters.ch06.definitions import load_agents
+from chapters.ch06.demo import AgentScripts
+from chapters.ch06.prompt import EXPLORE_PROMPT, GENERAL_PROMPT, SYSTEM_PROMPT
+from shared.agent import AgentSpec
+from shared.console import Console
+from shared.messages import Message
+from shared.scripted import Step, response, tool_call
+
+PARENT, EXPLORE, GENERAL = SYSTEM_PROMPT, EXPLORE_PROMPT, GENERAL_PROMPT
+
+
+def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
+    return tool_call(call_id, name, json.dumps(arguments))
+
+
+def task(
+    call_id: str, prompt: str = "find it", agent: str | None = "explore", **more: Any
+) -> dict[str, Any]:
+    arguments: dict[str, Any] = {"description": "a side task", "prompt": prompt, **more}
+    if agent is not None:
+        arguments["agent"] = agent
+    return tool_call(call_id, "task", json.dumps(arguments))
+
+
+def turn(*calls: dict[str, Any]) -> dict[str, Any]:
+    return response(None, list(calls))
+
+
+def say(text: str) -> dict[str, Any]:
+    return response(text)
+
+
+@dataclass
+class Family:
+    """A chapter-6 agent in tmp_path/ws and what it did; `run` builds it once per test."""
+
+    tmp_path: Path
+    scripts: dict[str, Sequence[Step]]
+    deny: Sequence[str] = ()
+    allow: Sequence[str] = ()
+    mode: Mode | None = None
+    hooks: Sequence[Hook] = ()
+    asker: Asker = field(default_factory=lambda: ScriptedAsker([]))
+    max_requests: int = MAX_REQUESTS
+    max_turns: int = 20
+    console: Console = field(
+        default_factory=lambda: Console(out=io.StringIO(), err=io.StringIO(), fancy=False)
+    )
+    runner: FakeRunner = field(default_factory=FakeRunner)
+    history: list[Message] = field(default_factory=list)
+    model: AgentScripts | None = None
+    spec: AgentSpec | None = None
+
+    @property
+    def root(self) -> Path:
+        folder = self.tmp_path / "ws"
+        folder.mkdir(exist_ok=True)
+        return folder
+
+    @property
+    def home(self) -> Path:
+        return self.tmp_path / "home"
+
+    def build(self) -> AgentSpec:
+        workspace = Workspace(self.root)
+        agents = load_agents(self.root, self.home, plan_tools(workspace).names)
+        policy = load_policy(
+            workspace,
+            self.home,
+            known_tools=chapter_tools(workspace, agents),
+            mode=self.mode,
+            allow=self.allow,
+            deny=self.deny,
+        )
+        self.model = AgentScripts(self.scripts)
+        self.spec = build_agent(
+            model=self.model,
+            console=self.console,
+            asker=self.asker,
+            workspace=workspace,
+            policy=policy,
+            audit=AuditLog(self.tmp_path / "audit.jsonl"),
+            hooks=Hooks(list(self.hooks)),
+            plan=TodoPlan(),
+            agents=agents,
+            max_turns=self.max_turns,
+            max_requests=self.max_requests,
+            runner=self.runner,
+        )
+        return self.spec
+
+    def run(self, prompt: str = "answer the question") -> str:
+        return run_agent(prompt, self.spec or self.build(), history=self.history)
+
+    def requests_of(self, system_prompt: str) -> list[dict[str, Any]]:
+        """The requests one agent sent, in order (each agent is known by its system prompt)."""
+        assert self.model is not None
+        return [r for r in self.model.requests if r["messages"][0]["content"] == system_prompt]
+
+    def result(self, call_id: str) -> str:
+        return result_of(self.history, call_id)
+
+    def console_text(self) -> str:
+        return printed(self.console)
+
+
+def tool_names(request: Mapping[str, Any]) -> list[str]:
+    return [tool["function"]["name"] for tool in request.get("tools", [])]
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
