@@ -49,8 +49,8 @@ class AgentLimitError(AgentError):
 
     def __init__(self, max_turns: int, limit: str = "max_turns", fix: str = "") -> None:
         fix = fix or (
-            "the model was still calling tools. Raise --max-turns, or make the prompt "
-            "more specific (run with --trace to see what it kept doing)"
+            "every model request was used and there is still no answer. Raise --max-turns, "
+            "or make the prompt more specific (run with --trace to see what it kept doing)"
         )
         super().__init__(f"Agent exceeded {limit}={max_turns}: {fix}")
         self.max_turns = max_turns

@@ -15,7 +15,8 @@ receives an event as JSON and answers with the same four decisions as chapter
 The command may name the call's arguments as placeholders, `ruff format {path}`.
 Each value is quoted for the place it stands in (bare, '...' or "..."), a `path`
 starting with `-` becomes `./-...`, and a placeholder where no quoting can keep a
-value literal (inside `$(...)`, arithmetic, `[[`, a here-doc) fails the hook
+value literal (inside `$(...)`, backticks, arithmetic, `[[`, a here-doc, after an
+escape) fails the hook
 instead of running it: see `fill_placeholders`. stdin carries every value as
 JSON, which needs no quoting at all.
 

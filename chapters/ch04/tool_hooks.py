@@ -42,9 +42,10 @@ class PreToolUseHooks:
 
     hooks: Hooks
     workspace: Workspace
-    _said: dict[str, Verdict] = field(default_factory=dict)  # by tool_call id, until heard
+    _said: dict[str, Verdict] = field(default_factory=dict)  # this call's say, by its id
 
     def authorize(self, pending: PendingCall) -> ToolResult | None:
+        self._said.clear()  # calls are authorized one at a time: an older say is never heard
         prepared = pending.prepared
         event = tool_event(HookEvent.PRE_TOOL_USE, self.workspace, prepared)
         said = self.hooks.run(HookEvent.PRE_TOOL_USE, event, tool=prepared.tool.name)
