@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from shared.errors import AgentLimitError
 from shared.messages import ToolCall
 from shared.tools import PreparedCall, ToolResult, ToolSnapshot
 
@@ -84,8 +85,17 @@ class CallPipeline:
         return PendingCall(prepared, agent=run.agent.name)
 
     def authorize_call(self, pending: PendingCall) -> ToolResult | None:
+        """The first refusal decides. An authorizer that breaks refuses: it is a safety check."""
         for authorizer in self.authorize:
-            refused = authorizer.authorize(pending)
+            try:
+                refused = authorizer.authorize(pending)
+            except AgentLimitError:
+                raise  # the whole run is over, not just this call
+            except Exception as error:
+                return ToolResult.denied(
+                    f"the check {type(authorizer).__name__} failed ({type(error).__name__}: "
+                    f"{error}), so the call did not run."
+                )
             if refused is not None:
                 return refused
         return None

@@ -363,6 +363,32 @@ def test_each_call_goes_prepare_authorize_execute_finish_and_gets_one_result_in_
     assert result_of(history, "c3").startswith("unknown_tool:")
 
 
+def test_an_authorizer_that_breaks_denies_the_call_and_the_run_goes_on() -> None:
+    class Broken:
+        def authorize(self, pending: PendingCall) -> ToolResult | None:
+            raise RuntimeError("policy file vanished")
+
+    runner = FakeRunner()
+    steps = [response(None, [call("c1", "shell", command="ls")]), response("done")]
+    agent = replace(
+        ch01_agent(
+            model=ScriptedModel(steps),
+            console=plain_console(),
+            approver=ScriptedApprover.always(True),
+            cwd=Path.cwd(),
+            runner=runner,
+        ),
+        calls=CallPipeline(authorize=[Broken()]),
+    )
+    history: list[Message] = []
+    assert run_agent("go", agent, history=history) == "done"
+    assert runner.commands == []
+    assert result_of(history, "c1") == (
+        "denied: the check Broken failed (RuntimeError: policy file vanished), "
+        "so the call did not run."
+    )
+
+
 # --- 4. tools by protocol ----------------------------------------------------------------------
 
 

@@ -12,7 +12,7 @@ finisher: `CallPipeline(authorize=[gate], finish=[gate])`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from chapters.ch03.asking import Asker, HumanAnswer
 from chapters.ch03.audit import AuditError, AuditLog
@@ -31,11 +31,13 @@ class PermissionGate:
     asker: Asker
     audit: AuditLog
     console: Console
+    _decided: dict[str, Call] = field(default_factory=dict)  # by tool_call id, until finished
 
     def authorize(self, pending: PendingCall) -> ToolResult | None:
         """Decide, record, maybe ask. None: the call may run; a result: it may not."""
         prepared = pending.prepared
         call = self.policy.call(prepared.tool, prepared.arguments.plain, prepared.call.id)
+        self._decided[prepared.call.id] = call  # for its outcome line
         verdict = self.policy.decide(call)
         if not self._recorded(prepared, call, verdict.decision, verdict.source):
             return _unrecorded()
@@ -63,9 +65,9 @@ class PermissionGate:
 
     def finish(self, pending: PendingCall, result: ToolResult, ran: bool) -> ToolResult:
         """Record the outcome of a call that ran (a denied one has its deny line already)."""
-        if ran:
+        call = self._decided.pop(pending.call.id, None)
+        if ran and call is not None:
             prepared = pending.prepared
-            call = self.policy.call(prepared.tool, prepared.arguments.plain, prepared.call.id)
             try:
                 self.audit.record_outcome(
                     call_id=prepared.call.id, tool=call.tool, key=call.key, outcome=result.keyword
