@@ -8,7 +8,9 @@ provider, so both go through the same parser below.
 The parser is where provider differences are absorbed (see the chapter text,
 "格式差异"): tool calls with finish_reason "stop", `content: ""` beside tool
 calls, arguments sent as an object or as an empty string, extra fields,
-empty or repeated tool-call ids, and 200 responses that carry an error.
+empty or repeated tool-call ids, and 200 responses that carry an error. What a
+provider needs back is kept: `reasoning_content` beside tool calls, and a tool
+call's `extra_content`.
 """
 
 from __future__ import annotations
@@ -159,6 +161,7 @@ def _parse_tool_calls(raw_calls: object, taken: Collection[str]) -> tuple[ToolCa
         if not isinstance(function, Mapping):
             raise ProviderError(f"the provider sent a tool call without a function: {raw!r:.200}")
         call_id = _unique_id(str(raw.get("id") or ""), taken, {call.id for call in calls})
+        extra = raw.get("extra_content")
         calls.append(
             ToolCall(
                 id=call_id,
@@ -166,6 +169,7 @@ def _parse_tool_calls(raw_calls: object, taken: Collection[str]) -> tuple[ToolCa
                     name=str(function.get("name") or ""),
                     arguments=_arguments_string(function.get("arguments")),
                 ),
+                extra_content=dict(extra) if isinstance(extra, Mapping) and extra else None,
             )
         )
     return tuple(calls)
