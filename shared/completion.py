@@ -11,6 +11,10 @@ calls, arguments sent as an object or as an empty string, extra fields,
 empty or repeated tool-call ids, and 200 responses that carry an error. What a
 provider needs back is kept: `reasoning_content` beside tool calls, and a tool
 call's `extra_content`.
+
+A model client may also report its reply while it arrives (a reply that comes
+in pieces): such a client is a `ReportingModelClient`, and `ask_model` hands it
+the exchange's observer.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from shared.contract import ContractChecker
 from shared.errors import (
@@ -59,6 +63,23 @@ class ExchangeObserver(Protocol):
     def said_while_calling(self, text: str) -> None: ...
 
 
+@runtime_checkable
+class ReportingModelClient(ModelClient, Protocol):
+    """A model client that tells the exchange's observer what arrives, while it arrives.
+
+    `ask_model` adds `request_fields` to the request before it is reported, so
+    the observer (and `--trace`) sees exactly what is sent, and then calls
+    `complete_reporting` instead of `complete`. What comes back is the same
+    response body `complete` returns, so the same parser reads it.
+    """
+
+    request_fields: Mapping[str, Any]  # added to every request this client is sent
+
+    def complete_reporting(
+        self, request: Mapping[str, Any], observer: ExchangeObserver
+    ) -> Mapping[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class ModelReply:
     message: AssistantMessage
@@ -79,10 +100,16 @@ def ask_model(
     """
     checked = (contract or ContractChecker()).check(history)
     request = build_request(model.name, checked.messages, snapshot)
+    reporting = model if isinstance(model, ReportingModelClient) else None
+    if reporting is not None:
+        request.update(reporting.request_fields)
     observer.request_sent(f"request {turn}", request)
     try:
         with observer.waiting(f"等待模型 waiting for {model.label} (turn {turn})"):
-            body = model.complete(request)
+            if reporting is not None:
+                body = reporting.complete_reporting(request, observer)
+            else:
+                body = model.complete(request)
     except ProviderError as error:
         observer.response_failed(f"response {turn}", error)
         raise
