@@ -17,6 +17,7 @@ from shared.agent import AgentSpec
 from shared.approval import ScriptedApprover
 from shared.calls import CallPipeline
 from shared.config import Settings
+from shared.console import Console
 from shared.tools import ToolRegistry
 
 API_KEY = "test-key"
@@ -34,12 +35,12 @@ def recording_console(*, trace: bool = False, fancy: bool = False) -> StreamingC
     return StreamingConsole(out=io.StringIO(), err=io.StringIO(), fancy=fancy, trace=trace)
 
 
-def err_text(console: StreamingConsole) -> str:
+def err_text(console: Console) -> str:
     assert isinstance(console.err, io.StringIO)
     return console.err.getvalue()
 
 
-def out_text(console: StreamingConsole) -> str:
+def out_text(console: Console) -> str:
     assert isinstance(console.out, io.StringIO)
     return console.out.getvalue()
 
