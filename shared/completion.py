@@ -8,7 +8,13 @@ provider, so both go through the same parser below.
 The parser is where provider differences are absorbed (see the chapter text,
 "格式差异"): tool calls with finish_reason "stop", `content: ""` beside tool
 calls, arguments sent as an object or as an empty string, extra fields,
-empty or repeated tool-call ids, and 200 responses that carry an error.
+empty or repeated tool-call ids, and 200 responses that carry an error. What a
+provider needs back is kept: `reasoning_content` beside tool calls, and a tool
+call's `extra_content`.
+
+A model client may also report its reply while it arrives (a reply that comes
+in pieces): such a client is a `ReportingModelClient`, and `ask_model` hands it
+the exchange's observer.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from shared.contract import ContractChecker
 from shared.errors import (
@@ -57,6 +63,23 @@ class ExchangeObserver(Protocol):
     def said_while_calling(self, text: str) -> None: ...
 
 
+@runtime_checkable
+class ReportingModelClient(ModelClient, Protocol):
+    """A model client that tells the exchange's observer what arrives, while it arrives.
+
+    `ask_model` adds `request_fields` to the request before it is reported, so
+    the observer (and `--trace`) sees exactly what is sent, and then calls
+    `complete_reporting` instead of `complete`. What comes back is the same
+    response body `complete` returns, so the same parser reads it.
+    """
+
+    request_fields: Mapping[str, Any]  # added to every request this client is sent
+
+    def complete_reporting(
+        self, request: Mapping[str, Any], observer: ExchangeObserver
+    ) -> Mapping[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class ModelReply:
     message: AssistantMessage
@@ -77,10 +100,16 @@ def ask_model(
     """
     checked = (contract or ContractChecker()).check(history)
     request = build_request(model.name, checked.messages, snapshot)
+    reporting = model if isinstance(model, ReportingModelClient) else None
+    if reporting is not None:
+        request.update(reporting.request_fields)
     observer.request_sent(f"request {turn}", request)
     try:
         with observer.waiting(f"等待模型 waiting for {model.label} (turn {turn})"):
-            body = model.complete(request)
+            if reporting is not None:
+                body = reporting.complete_reporting(request, observer)
+            else:
+                body = model.complete(request)
     except ProviderError as error:
         observer.response_failed(f"response {turn}", error)
         raise
@@ -159,6 +188,7 @@ def _parse_tool_calls(raw_calls: object, taken: Collection[str]) -> tuple[ToolCa
         if not isinstance(function, Mapping):
             raise ProviderError(f"the provider sent a tool call without a function: {raw!r:.200}")
         call_id = _unique_id(str(raw.get("id") or ""), taken, {call.id for call in calls})
+        extra = raw.get("extra_content")
         calls.append(
             ToolCall(
                 id=call_id,
@@ -166,6 +196,7 @@ def _parse_tool_calls(raw_calls: object, taken: Collection[str]) -> tuple[ToolCa
                     name=str(function.get("name") or ""),
                     arguments=_arguments_string(function.get("arguments")),
                 ),
+                extra_content=dict(extra) if isinstance(extra, Mapping) and extra else None,
             )
         )
     return tuple(calls)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 
 class _Frozen(BaseModel):
@@ -46,6 +46,17 @@ class ToolCall(_Frozen):
     id: str
     type: Literal["function"] = "function"
     function: FunctionCall
+    # A provider's own data on the call, which it wants back unchanged with the next
+    # request (Gemini's thought signature: `{"google": {"thought_signature": ...}}`).
+    extra_content: dict[str, Any] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_absent_extra(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """No `extra_content` key at all when the provider sent none."""
+        wire = handler(self)
+        if isinstance(wire, dict) and wire.get("extra_content") is None:
+            wire.pop("extra_content", None)
+        return wire
 
 
 class SystemMessage(_HistoryMessage):

@@ -23,6 +23,7 @@ from shared.config import Settings
 from shared.errors import ProviderError, ProviderErrorKind, one_line
 
 if TYPE_CHECKING:
+    import openai
     from openai import OpenAI
 
 REQUEST_TIMEOUT_SECONDS = 600.0  # small local models on a CPU can take minutes per turn
@@ -43,27 +44,8 @@ class OpenAIChatModel:
         try:
             raw = client.chat.completions.with_raw_response.create(**request)
             text = raw.http_response.text
-        except openai.APIStatusError as error:
-            status = error.status_code
-            raise ProviderError(
-                _status_message(status, error, self.settings),
-                status,
-                kind=status_kind(status),
-                retry_after=retry_after_seconds(error.response.headers),
-                body=_body_text(error.response),
-            ) from None
-        except openai.APITimeoutError:
-            raise ProviderError(
-                f"no answer from {self.settings.base_url} within {self.timeout:g} s; "
-                "the server may be overloaded or the model too slow",
-                kind=ProviderErrorKind.CONNECTION,
-            ) from None
-        except openai.APIConnectionError as error:
-            raise ProviderError(
-                f"cannot connect to {self.settings.base_url} ({_root_cause(error)}). "
-                "Check OPENAI_BASE_URL (host, port, http or https) and that the server is running",
-                kind=ProviderErrorKind.CONNECTION,
-            ) from None
+        except (openai.APIStatusError, openai.APIConnectionError) as error:
+            raise self.provider_error(error) from None
         try:
             body: Mapping[str, Any] = json.loads(text)
         except json.JSONDecodeError:
@@ -75,6 +57,33 @@ class OpenAIChatModel:
                 body=text,
             ) from None
         return body
+
+    def provider_error(
+        self, error: openai.APIStatusError | openai.APIConnectionError
+    ) -> ProviderError:
+        """The one line (and the kind, status, Retry-After and body) for a failed request."""
+        import openai
+
+        if isinstance(error, openai.APIStatusError):
+            status = error.status_code
+            return ProviderError(
+                _status_message(status, error, self.settings),
+                status,
+                kind=status_kind(status),
+                retry_after=retry_after_seconds(error.response.headers),
+                body=_body_text(error.response),
+            )
+        if isinstance(error, openai.APITimeoutError):
+            return ProviderError(
+                f"no answer from {self.settings.base_url} within {self.timeout:g} s; "
+                "the server may be overloaded or the model too slow",
+                kind=ProviderErrorKind.CONNECTION,
+            )
+        return ProviderError(
+            f"cannot connect to {self.settings.base_url} ({_root_cause(error)}). "
+            "Check OPENAI_BASE_URL (host, port, http or https) and that the server is running",
+            kind=ProviderErrorKind.CONNECTION,
+        )
 
     def _connect(self) -> OpenAI:
         from openai import OpenAI

@@ -15,6 +15,10 @@ can assert on exactly what went over the wire:
     with ChatServer([(200, response("hi"))]) as server:
         ...  # point OPENAI_BASE_URL at server.base_url
     assert server.requests[0].body["model"] == "test-model"
+
+A reply may also be a `StreamReply`: server-sent events, written one at a time
+as a streaming provider sends them (`data:` events, `:` comments, or a stream
+that stops half-way), with a hook that runs before each event.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 import json
 import socketserver
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -47,7 +51,37 @@ class Reply:
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
-ScriptedReply = Reply | tuple[int, Body] | tuple[int, Body, Mapping[str, str]]
+@dataclass(frozen=True)
+class StreamReply:
+    """An answer sent as server-sent events, each written and flushed on its own.
+
+    `events` are sent exactly as given (see `sse_data`, `sse_comment`,
+    `SSE_DONE`); the connection closes after the last one, as HTTP/1.0 does.
+    `before_event(i)` runs before event `i` is written: a test can pause
+    there, or record when each event left.
+    """
+
+    events: Sequence[str]
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+    before_event: Callable[[int], None] | None = None
+
+
+SSE_DONE = "data: [DONE]\n\n"
+
+
+def sse_data(payload: Mapping[str, Any] | str) -> str:
+    """One `data:` event; a mapping is sent as JSON on one line, a str as it is."""
+    text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+    return f"data: {text}\n\n"
+
+
+def sse_comment(text: str) -> str:
+    """A comment line, which a client must ignore (a keep-alive, say)."""
+    return f": {text}\n\n"
+
+
+ScriptedReply = Reply | StreamReply | tuple[int, Body] | tuple[int, Body, Mapping[str, str]]
 
 
 @dataclass(frozen=True)
@@ -62,8 +96,8 @@ class RecordedRequest:
     body: Any
 
 
-def as_reply(reply: ScriptedReply) -> Reply:
-    if isinstance(reply, Reply):
+def as_reply(reply: ScriptedReply) -> Reply | StreamReply:
+    if isinstance(reply, Reply | StreamReply):
         return reply
     if len(reply) == 2:
         return Reply(reply[0], reply[1])
@@ -80,7 +114,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = False
     block_on_close = True
 
-    def __init__(self, replies: Sequence[Reply]) -> None:
+    def __init__(self, replies: Sequence[Reply | StreamReply]) -> None:
         self.replies = list(replies)
         self.requests: list[RecordedRequest] = []
         self.lock = threading.Lock()
@@ -97,7 +131,7 @@ class _Server(ThreadingHTTPServer):
         with self.lock:
             self.requests.append(request)
 
-    def next_reply(self) -> Reply:
+    def next_reply(self) -> Reply | StreamReply:
         with self.lock:
             answered = sum(1 for r in self.requests if r.path.endswith(COMPLETIONS_SUFFIX))
             if answered > len(self.replies):
@@ -144,11 +178,30 @@ class _Handler(BaseHTTPRequestHandler):
                 body=body,
             )
         )
+        reply: Reply | StreamReply
         if self.command == "POST" and path.endswith(COMPLETIONS_SUFFIX):
             reply = self.server.next_reply()
         else:
             reply = Reply(404, openai_error(f"Invalid URL ({self.command} {path})"))
-        self._send(reply)
+        if isinstance(reply, StreamReply):
+            self._stream(reply)
+        else:
+            self._send(reply)
+
+    def _stream(self, reply: StreamReply) -> None:
+        self.send_response(reply.status)
+        headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        for name, value in {**headers, **reply.headers}.items():
+            self.send_header(name, value)
+        self.end_headers()
+        for number, event in enumerate(reply.events):
+            if reply.before_event is not None:
+                reply.before_event(number)
+            try:
+                self.wfile.write(event.encode("utf-8"))
+                self.wfile.flush()
+            except OSError:  # the client went away (it stopped reading): nothing more to send
+                return
 
     def _send(self, reply: Reply) -> None:
         if isinstance(reply.body, str):

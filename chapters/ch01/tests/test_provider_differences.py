@@ -81,6 +81,19 @@ def test_reasoning_content_is_kept_with_tool_calls_and_sent_back() -> None:
     assert isinstance(final, AssistantMessage) and final.reasoning_content is None
 
 
+def test_a_tool_calls_extra_content_is_kept_and_sent_back() -> None:
+    """Gemini 3 puts its thought signature there, and rejects the next request without it."""
+    signature = {"google": {"thought_signature": "CiQB0e2Kb2"}}
+    signed = tool_call("c1", "shell", ECHO)
+    signed["extra_content"] = signature
+    h = Harness(steps=[response(None, [signed, tool_call("c2", "shell", ECHO)]), response("hi")],
+                answers=[True, True])  # fmt: skip
+    h.run()
+    first, second = h.model.requests[1]["messages"][2]["tool_calls"]
+    assert first["extra_content"] == signature
+    assert "extra_content" not in second  # no key at all where the provider sent none
+
+
 def test_empty_and_repeated_ids_are_made_unique_in_call_and_result() -> None:
     """Gemini sends empty ids, Kimi repeats them across turns; the API needs them unique."""
     h = Harness(

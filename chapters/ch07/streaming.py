@@ -1,0 +1,129 @@
+"""Chapter 7's real model: the same endpoint as chapter 1's, asked to stream its reply.
+
+It is a `ReportingModelClient` (shared/completion.py): `ask_model` adds
+`request_fields` (`stream: true`, and `stream_options.include_usage` unless
+switched off, for providers that refuse it) to the request before the trace
+shows it, and hands this client the exchange's observer. The client reads
+the server-sent events through the `openai` SDK, tells the observer about each
+chunk as it arrives, and returns the assembled reply as the plain response
+body (chapters/ch07/assembly.py): from there on, the one parser and the one
+loop see no difference.
+
+Why the SDK's `post` with `cast_to=object` rather than
+`chat.completions.create(stream=True)`: the SDK still does the connection, the
+key, the SSE framing (comments such as `: OPENROUTER PROCESSING` are skipped
+there) and the HTTP errors, but each chunk arrives as the JSON the provider
+sent, not as a typed object rebuilt from it. `--trace` shows what arrived, and
+the assembler sees the quirks it has to absorb (a missing `index`, an `id` of
+"", an object for `arguments`), exactly as they were.
+
+Everything that ends a stream early leaves the stream closed: a failed turn,
+a broken connection, and Ctrl-C, which goes on up at once (exit 130).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from chapters.ch07.assembly import BrokenStreamError, assemble
+from shared.completion import ExchangeObserver
+from shared.config import Settings
+from shared.errors import ProviderErrorKind, one_line
+from shared.openai_client import REQUEST_TIMEOUT_SECONDS, OpenAIChatModel
+
+COMPLETIONS_PATH = "/chat/completions"
+
+
+class StreamingChatModel(OpenAIChatModel):
+    """`complete_reporting` streams; `complete` streams too, with nobody watching."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        timeout: float = REQUEST_TIMEOUT_SECONDS,
+        include_usage: bool = True,
+    ) -> None:
+        super().__init__(settings, timeout=timeout)
+        self.request_fields: Mapping[str, Any] = (
+            {"stream": True, "stream_options": {"include_usage": True}}
+            if include_usage
+            else {"stream": True}
+        )
+
+    def complete(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        return self.complete_reporting({**request, **self.request_fields}, None)
+
+    def complete_reporting(
+        self, request: Mapping[str, Any], observer: ExchangeObserver | None
+    ) -> Mapping[str, Any]:
+        return assemble(self.chunks(request), observer)
+
+    def chunks(self, request: Mapping[str, Any]) -> Iterator[object]:
+        """Each chunk's JSON as it arrives; the stream is closed however reading ends."""
+        import openai
+
+        client = self._client or self._connect()
+        try:
+            stream = client.post(
+                COMPLETIONS_PATH,
+                body=dict(request),
+                cast_to=object,
+                stream=True,
+                stream_cls=openai.Stream[object],
+            )
+        except (openai.APIStatusError, openai.APIConnectionError) as error:
+            raise self.provider_error(error) from None
+        with stream:
+            if _is_json(stream.response.headers.get("content-type", "")):
+                yield _whole_reply_as_chunk(stream.response.read())  # the stream was ignored
+                return
+            try:
+                yield from stream
+            except (openai.APIStatusError, openai.APIConnectionError) as error:
+                raise self.provider_error(error) from None
+            except openai.APIError as error:  # the SDK raises for a chunk with an `error`
+                raise BrokenStreamError(
+                    "the provider reported an error in the middle of the stream: "
+                    f"{one_line(error.message, 200)}; nothing of the reply was kept. Run again",
+                    kind=ProviderErrorKind.SERVER,
+                    body=json.dumps(error.body, ensure_ascii=False),
+                ) from None
+            except ValueError as error:  # a `data:` line that is not JSON
+                raise BrokenStreamError(
+                    f"the provider sent a stream event that is not JSON ({error}); "
+                    "nothing of the reply was kept. Check OPENAI_BASE_URL and run again",
+                ) from None
+
+
+def _is_json(content_type: str) -> bool:
+    return content_type.split(";", 1)[0].strip().lower() == "application/json"
+
+
+def _whole_reply_as_chunk(raw: bytes) -> dict[str, Any]:
+    """A server that ignored `stream: true` sent one plain response: read it as one chunk.
+
+    The message becomes the delta, so the assembler's rules (and its errors)
+    apply to it as to any stream.
+    """
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise BrokenStreamError(
+            f"the provider answered a streamed request with a body that is not JSON: {raw[:200]!r}",
+            body=raw.decode("utf-8", "replace"),
+        ) from None
+    if not isinstance(body, dict):
+        raise BrokenStreamError(
+            f"the provider answered a streamed request with JSON that is not an object: "
+            f"{body!r:.200}"
+        )
+    chunk = dict(body)
+    chunk["choices"] = [
+        {**choice, "delta": choice.get("message") or {}}
+        for choice in body.get("choices") or ()
+        if isinstance(choice, dict)
+    ]
+    return chunk
