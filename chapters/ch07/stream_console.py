@@ -67,11 +67,11 @@ class StreamingConsole(Console):
             self._plain(line)
 
     def reasoning_arrived(self, text: str) -> None:
-        self._write(text, "reasoning")
+        self._write_streamed(text, "reasoning")
 
     def text_arrived(self, text: str) -> None:
         self._streamed.append(text)
-        self._write(text, "text")
+        self._write_streamed(text, "text")
 
     def said_while_calling(self, text: str) -> None:
         if not self._echoed():  # already on the screen, as it arrived
@@ -93,7 +93,7 @@ class StreamingConsole(Console):
         """Whether streamed text is written as it arrives (not with --trace)."""
         return not self.tracing
 
-    def _write(self, text: str, mode: str) -> None:
+    def _write_streamed(self, text: str, mode: str) -> None:
         if not self._echoed():
             return
         self._stop_spinner()
