@@ -107,6 +107,13 @@ def test_no_repository_says_so(tmp_path: Path) -> None:
     assert git_state(tmp_path / "plain", ceiling=tmp_path) == "not a git repository"
 
 
+def test_the_search_stops_at_the_ceiling(tmp_path: Path) -> None:
+    """What keeps a test's temporary folder from belonging to a repository above it."""
+    write(tmp_path / ".git" / "HEAD", "ref: refs/heads/main\n")
+    (tmp_path / "plain").mkdir()
+    assert git_state(tmp_path / "plain", ceiling=tmp_path / "plain") == "not a git repository"
+
+
 @pytest.mark.parametrize(
     ("dot_git", "starts"),
     [
