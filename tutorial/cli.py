@@ -1,4 +1,4 @@
-"""The dispatcher: `python -m tutorial run|list|diff|permissions|agents`.
+"""The dispatcher: `python -m tutorial run|list|diff|permissions|agents|prompt`.
 
 `run --chapter N ...` hands every option after the chapter number to chapter
 N's own command, so `python -m tutorial run --chapter 1 --prompt x` and
@@ -40,7 +40,7 @@ class _Dispatcher(FriendlyGroup):
         if name not in self.commands:
             raise click.UsageError(
                 f"Unknown command: {name}. Expected command: run "
-                "(others: list, diff, permissions, agents)"
+                "(others: list, diff, permissions, agents, prompt)"
             )
         return super().resolve_command(ctx, args)
 
@@ -125,6 +125,28 @@ def agents(chapter: int | None, agents_args: tuple[str, ...]) -> None:
     if command is None:
         raise click.UsageError(f"Chapter {chapter} has no sub-agents; use chapter 6 or later")
     _invoke(command, f"{PROG_NAME} agents --chapter {chapter}", list(agents_args))
+
+
+@cli.command(
+    name="prompt",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True},
+    add_help_option=False,
+)
+@click.option("--chapter", type=int, help="Whose prompt: chapter 10 or later.")
+@click.argument("prompt_args", nargs=-1, type=click.UNPROCESSED)
+def prompt(chapter: int | None, prompt_args: tuple[str, ...]) -> None:
+    """Print the system prompt a chapter's run would send from here; nothing runs."""
+    if chapter is None:
+        if any(word in prompt_args for word in HELP_WORDS):
+            chapter = 10  # its options are every later chapter's too
+        else:
+            raise click.UsageError("--chapter is required, e.g. prompt --chapter 10")
+    command = find_chapter(chapter).command("prompt_command")
+    if command is None:
+        raise click.UsageError(
+            f"Chapter {chapter} sends a fixed prompt; it is assembled from chapter 10 on"
+        )
+    _invoke(command, f"{PROG_NAME} prompt --chapter {chapter}", list(prompt_args))
 
 
 @cli.command(name="list")
