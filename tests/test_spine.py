@@ -202,6 +202,38 @@ def test_the_finish_reason_step_can_be_replaced() -> None:
     assert seen == ["length"]
 
 
+def test_a_history_a_feature_rewrote_is_what_the_next_request_sends() -> None:
+    """Rewriting goes through `Run.replace_history`; the contract checker, which read the
+    old messages, must notice the change and send the new ones, not what it cached."""
+    from shared.messages import ToolMessage
+
+    class Shorten(Feature):
+        def before_request(self, run: Run) -> None:
+            if run.turn == 4:  # c1's result is neither the first nor the last message checked
+                run.replace_history(
+                    [
+                        ToolMessage(tool_call_id=m.tool_call_id, content="[stub]")
+                        if isinstance(m, ToolMessage) and m.tool_call_id == "c1"
+                        else m
+                        for m in run.history
+                    ]
+                )
+
+    steps = [
+        response(None, [call("c1", "shell", command="ls")]),
+        response(None, [call("c2", "shell", command="ls")]),
+        response(None, [call("c3", "shell", command="ls")]),
+        response("done"),
+    ]
+    agent = spec(steps, Shorten())
+    history: list[Message] = []
+    assert run_agent("go", agent, history=history) == "done"
+    requests = agent.model.requests  # type: ignore[attr-defined]
+    assert requests[2]["messages"][3]["content"].startswith("ok: the command `ls` ran")
+    assert requests[3]["messages"][3] == {"role": "tool", "tool_call_id": "c1", "content": "[stub]"}
+    assert history[3].content == "[stub]"  # the caller's list is the one rewritten
+
+
 # --- 2. an agent spec that makes children --------------------------------------------------------
 
 
