@@ -108,27 +108,36 @@ def ask_model(
     observer: ExchangeObserver,
     turn: int,
     contract: ContractChecker | None = None,
+    *,
+    purpose: str = "",
+    fields: Mapping[str, Any] | None = None,
 ) -> ModelReply:
     """Check the contract, send history + tool schemas, parse what comes back.
 
     Pass the same `contract` every turn so it checks only what is new.
+    `fields` are added to the request body (`tool_choice`, say). `purpose`
+    names a request that is not the loop's next step: the trace titles and the
+    spinner say it ("<purpose> request 3"), so the reader can tell it apart.
     """
     checked = (contract or ContractChecker()).check(history)
     request = build_request(model.name, checked.messages, snapshot)
+    request.update(fields or {})
     reporting = model if isinstance(model, ReportingModelClient) else None
     if reporting is not None:
         request.update(reporting.request_fields)
-    observer.request_sent(f"request {turn}", request)
+    named = f"{purpose} " if purpose else ""
+    observer.request_sent(f"{named}request {turn}", request)
+    waiting = f"turn {turn}, {purpose}" if purpose else f"turn {turn}"
     try:
-        with observer.waiting(f"等待模型 waiting for {model.label} (turn {turn})"):
+        with observer.waiting(f"等待模型 waiting for {model.label} ({waiting})"):
             if reporting is not None:
                 body = reporting.complete_reporting(request, observer)
             else:
                 body = model.complete(request)
     except ProviderError as error:
-        observer.response_failed(f"response {turn}", error)
+        observer.response_failed(f"{named}response {turn}", error)
         raise
-    observer.response_received(f"response {turn}", body)
+    observer.response_received(f"{named}response {turn}", body)
     reply = parse_completion(body, taken_ids=checked.call_ids)
     if reply.message.tool_calls and reply.message.content:
         observer.said_while_calling(reply.message.content)

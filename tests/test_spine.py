@@ -742,3 +742,27 @@ def test_policy_layers_added_from_outside_are_heard_right_after_their_named_laye
     assert (verdict.decision, verdict.source) == (Decision.ALLOW, "outside judge")
     assert heard == ["shell(make)"]
     assert policy.decide(policy.call(tools["shell"], {"command": "make"})).decision is Decision.ASK
+
+
+def test_a_request_beside_the_loops_steps_is_named_and_may_carry_more_fields() -> None:
+    from shared.completion import ask_model
+
+    watcher = Watcher()
+    model = ScriptedModel([response("a summary")])
+    history = [UserMessage(content="hi")]
+    reply = ask_model(
+        model,
+        history,
+        ToolRegistry().snapshot(),
+        watcher,
+        4,
+        purpose="aside",
+        fields={"tool_choice": "none"},
+    )
+    assert reply.message.content == "a summary"
+    assert watcher.seen == [
+        "sent aside request 4 with 1 messages",
+        "waiting",
+        "received aside response 4",
+    ]
+    assert model.requests[0]["tool_choice"] == "none"
