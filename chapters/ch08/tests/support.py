@@ -2,7 +2,7 @@
 the script chooses, replies that carry usage, and ways to build histories by hand.
 
 The pieces are put together the way a composition module would: the offloader
-as the last finisher, then the features (the transcript so far).
+as the last finisher, then the features transcript → old results.
 Only the model (a `ScriptedModel`) and, where a test needs one, the authorizer
 are scripted.
 """
@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chapters.ch01.loop import run_agent
 from chapters.ch08.offload import Offloader
+from chapters.ch08.old_results import OldResults
 from chapters.ch08.transcript import Transcript
 from shared.agent import AgentSpec, Feature, Run
 from shared.calls import Authorizer, CallPipeline, PendingCall
@@ -155,6 +156,7 @@ class Rig:
         root: Path,
         steps: Sequence[Step],
         *,
+        keep_results: int = 6,
         offload_over: int = 20_000,
         authorize: Sequence[Authorizer] = (),
         max_turns: int = 50,
@@ -167,6 +169,7 @@ class Rig:
         self.console = plain_console()
         self.offloader = Offloader(root, self.console, over=offload_over)
         self.transcript = Transcript(root, RUN_ID)
+        self.old_results = OldResults(self.offloader, self.transcript, keep=keep_results)
         self.history: list[Message] = []
         self.spec = AgentSpec(
             model=self.model,
@@ -174,7 +177,7 @@ class Rig:
             calls=CallPipeline(authorize=authorize, finish=[self.offloader]),
             console=self.console,
             system_prompt=SYSTEM,
-            features=[*more_features, self.transcript],
+            features=[*more_features, self.transcript, self.old_results],
             max_turns=max_turns,
         )
 
