@@ -2,7 +2,7 @@
 the script chooses, replies that carry usage, and ways to build histories by hand.
 
 The pieces are put together the way a composition module would: the offloader
-as the last finisher, then the features transcript → old results.
+as the last finisher, then the features transcript → old results → compactor.
 Only the model (a `ScriptedModel`) and, where a test needs one, the authorizer
 are scripted.
 """
@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from chapters.ch01.loop import run_agent
+from chapters.ch08.compaction import Compactor
 from chapters.ch08.offload import Offloader
 from chapters.ch08.old_results import OldResults
 from chapters.ch08.transcript import Transcript
@@ -156,6 +157,9 @@ class Rig:
         root: Path,
         steps: Sequence[Step],
         *,
+        window: int = 32_000,
+        compact_at: float = 0.8,
+        keep_tokens: int | None = None,
         keep_results: int = 6,
         offload_over: int = 20_000,
         authorize: Sequence[Authorizer] = (),
@@ -170,6 +174,9 @@ class Rig:
         self.offloader = Offloader(root, self.console, over=offload_over)
         self.transcript = Transcript(root, RUN_ID)
         self.old_results = OldResults(self.offloader, self.transcript, keep=keep_results)
+        self.compactor = Compactor(
+            self.transcript, window=window, compact_at=compact_at, keep_tokens=keep_tokens
+        )
         self.history: list[Message] = []
         self.spec = AgentSpec(
             model=self.model,
@@ -177,7 +184,7 @@ class Rig:
             calls=CallPipeline(authorize=authorize, finish=[self.offloader]),
             console=self.console,
             system_prompt=SYSTEM,
-            features=[*more_features, self.transcript, self.old_results],
+            features=[*more_features, self.transcript, self.old_results, self.compactor],
             max_turns=max_turns,
         )
 
