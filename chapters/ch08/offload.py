@@ -108,12 +108,20 @@ class Offloader:
         for number in range(1, 1000):
             name = f"{stem}.txt" if number == 1 else f"{stem}-{number}.txt"
             try:
-                # "x": never overwrite; newline="": the bytes are the text, on every system,
-                # so the line numbers read_file shows are the view's.
-                with (folder / name).open("x", encoding="utf-8", newline="") as file:
-                    file.write(text)
+                # "x": never overwrite. newline="": the bytes are the text on every system, so
+                # read_file numbers the lines as the view does. A character UTF-8 cannot hold
+                # (a lone surrogate) is written as its \u escape rather than failing the save.
+                file = (folder / name).open(
+                    "x", encoding="utf-8", errors="backslashreplace", newline=""
+                )
             except FileExistsError:
                 continue
+            try:
+                with file:
+                    file.write(text)
+            except OSError:
+                (folder / name).unlink(missing_ok=True)  # no half-written file that looks whole
+                raise
             saved = Saved((RESULTS_FOLDER / name).as_posix(), len(text))
             self.saved.setdefault(call_id, []).append(saved)
             return saved

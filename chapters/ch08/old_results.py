@@ -78,7 +78,7 @@ class OldResults(Feature):
 
     def stub(self, message: ToolMessage, call: ToolCall | None) -> ToolMessage | None:
         """The stub for `message`, once its full text is safe; None if it is nowhere else."""
-        call_id = message.tool_call_id
+        call_id, size = message.tool_call_id, len(message.content)
         where = self.offloader.saved_for(call_id, message.content)
         if where is None:
             try:
@@ -86,31 +86,23 @@ class OldResults(Feature):
             except OSError:
                 where = None
         if where is not None:
-            size, found = (
-                where.characters,
-                (
-                    f"The whole text is in {where.path}: read it with read_file "
-                    "(path, offset, limit) or grep."
-                ),
+            size = where.characters  # of the whole result, not of the view the model read
+            found = (
+                f"The whole text is in {where.path}: "
+                "read it with read_file (path, offset, limit) or grep."
             )
         elif self.transcript.intact:
-            size, found = (
-                len(message.content),
-                (
-                    f"The whole text is in the run's transcript {self.transcript.shown}, on the "
-                    f'line whose "tool_call_id" is "{call_id}".'
-                ),
+            found = (
+                f"The whole text is in the run's transcript {self.transcript.shown}, "
+                f'on the line whose "tool_call_id" is "{call_id}".'
             )
         else:
             return None
         what = f"{call.function.name} {_quoted(call.function.arguments)}" if call else "a call"
-        first_line = message.content.split("\n", 1)[0]
+        first_line = _quoted(message.content.split("\n", 1)[0])
+        said = f'returned {size:,} characters, starting "{first_line}"'
         return ToolMessage(
-            tool_call_id=call_id,
-            content=(
-                f"{STUB_MARK} {what} ({call_id}) returned {size:,} characters, starting "
-                f'"{_quoted(first_line)}". {found}'
-            ),
+            tool_call_id=call_id, content=f"{STUB_MARK} {what} ({call_id}) {said}. {found}"
         )
 
 

@@ -76,7 +76,10 @@ class Transcript(Feature):
             line["note"] = note
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8", newline="\n") as file:
+            # A lone surrogate becomes its \u escape: the line stays JSON that reads back the same.
+            with self.path.open(
+                "a", encoding="utf-8", errors="backslashreplace", newline="\n"
+            ) as file:
                 file.write(json.dumps(line, ensure_ascii=False) + "\n")
         except OSError as error:
             if self.failure is None:

@@ -166,3 +166,14 @@ def test_a_denied_or_failed_result_is_offloaded_like_any_other(tmp_path: Path) -
     assert tool_messages(rig)["c1"].startswith("emit_failed: xxx")
     assert (tmp_path / RESULTS_FOLDER / "c1.txt").stat().st_size == 25_000 + len("emit_failed: ")
     assert "saved to" in printed(rig.console)
+
+
+def test_a_result_utf8_cannot_hold_is_still_saved_and_the_run_goes_on(tmp_path: Path) -> None:
+    """A tool may echo what the model sent, lone surrogates included."""
+    odd = "ok: " + "\ud800 half a pair\n" * 2_000
+    rig = Rig(tmp_path, [calling(emit("c1", 10)), answering()])
+    saved = rig.offloader.save("c1", odd)
+    assert (tmp_path / saved.path).read_text(encoding="utf-8").startswith("ok: \\ud800 half")
+    rig.transcript.record(Run(rig.spec, "p", []), ToolMessage(tool_call_id="c1", content=odd))
+    (line,) = rig.transcript_lines()
+    assert line["message"]["content"] == odd  # the escape reads back as the same text
