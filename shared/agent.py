@@ -13,7 +13,8 @@ spec lists them:
 
     on_prompt       before the prompt enters the history (may refuse it, may add to it)
     on_message      each message as it enters the history
-    before_request  before each model request (may add to the history)
+    before_request  before each model request (may add to the history, or
+                    rewrite it with `Run.replace_history`)
     after_reply     after each reply entered the history
     on_stop         when the model answers without tool calls (may refuse the stop,
                     or add to the answer)
@@ -60,7 +61,8 @@ class Feature:
         """A message has entered the history."""
 
     def before_request(self, run: Run) -> None:
-        """The next request is about to be built from `run.history`."""
+        """The next request is about to be built from `run.history`: add to it with
+        `run.add`, or put a shorter history in its place with `run.replace_history`."""
 
     def after_reply(self, run: Run, reply: ModelReply) -> None:
         """The model's reply is in the history; its tool calls have not run yet."""
@@ -139,6 +141,18 @@ class Run:
         self.history.append(message)
         for feature in self.agent.features:
             feature.on_message(self, message)
+
+    def replace_history(self, messages: Sequence[Message]) -> None:
+        """Put `messages` in place of the whole history (a shorter one, say).
+
+        The list is changed in place, so whoever passed it in sees what is sent.
+        No message "enters" here, so `on_message` is not called: a feature that
+        rewrites the history tells the others itself, if they need to know. The
+        contract checker notices any message that is not the one it checked and
+        reads the history again, so the next request is checked, and sent, as it
+        now is.
+        """
+        self.history[:] = messages
 
     def start(self) -> None:
         """Step 1: the system prompt (for a new history), then the prompt, enter the history."""

@@ -10,7 +10,8 @@ The parser is where provider differences are absorbed (see the chapter text,
 calls, arguments sent as an object or as an empty string, extra fields,
 empty or repeated tool-call ids, and 200 responses that carry an error. What a
 provider needs back is kept: `reasoning_content` beside tool calls, and a tool
-call's `extra_content`.
+call's `extra_content`. So is what the provider counted (`usage`), wherever it
+puts it: the size of a request is measured there, not guessed.
 
 A model client may also report its reply while it arrives (a reply that comes
 in pieces): such a client is a `ReportingModelClient`, and `ask_model` hands it
@@ -81,9 +82,23 @@ class ReportingModelClient(ModelClient, Protocol):
 
 
 @dataclass(frozen=True)
+class Usage:
+    """What the provider counted for one exchange, when it says (the body's `usage`).
+
+    `prompt_tokens` is the size of the request as the model saw it: the one
+    measurement of the context there is. Each field is None when not sent.
+    """
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None  # of the prompt, served from the provider's prefix cache
+
+
+@dataclass(frozen=True)
 class ModelReply:
     message: AssistantMessage
     finish_reason: str | None
+    usage: Usage | None = None  # None when the provider sent no usage
 
 
 def ask_model(
@@ -93,27 +108,36 @@ def ask_model(
     observer: ExchangeObserver,
     turn: int,
     contract: ContractChecker | None = None,
+    *,
+    purpose: str = "",
+    fields: Mapping[str, Any] | None = None,
 ) -> ModelReply:
     """Check the contract, send history + tool schemas, parse what comes back.
 
     Pass the same `contract` every turn so it checks only what is new.
+    `fields` are added to the request body (`tool_choice`, say). `purpose`
+    names a request that is not the loop's next step: the trace titles and the
+    spinner say it ("<purpose> request 3"), so the reader can tell it apart.
     """
     checked = (contract or ContractChecker()).check(history)
     request = build_request(model.name, checked.messages, snapshot)
+    request.update(fields or {})
     reporting = model if isinstance(model, ReportingModelClient) else None
     if reporting is not None:
         request.update(reporting.request_fields)
-    observer.request_sent(f"request {turn}", request)
+    named = f"{purpose} " if purpose else ""
+    observer.request_sent(f"{named}request {turn}", request)
+    waiting = f"turn {turn}, {purpose}" if purpose else f"turn {turn}"
     try:
-        with observer.waiting(f"等待模型 waiting for {model.label} (turn {turn})"):
+        with observer.waiting(f"等待模型 waiting for {model.label} ({waiting})"):
             if reporting is not None:
                 body = reporting.complete_reporting(request, observer)
             else:
                 body = model.complete(request)
     except ProviderError as error:
-        observer.response_failed(f"response {turn}", error)
+        observer.response_failed(f"{named}response {turn}", error)
         raise
-    observer.response_received(f"response {turn}", body)
+    observer.response_received(f"{named}response {turn}", body)
     reply = parse_completion(body, taken_ids=checked.call_ids)
     if reply.message.tool_calls and reply.message.content:
         observer.said_while_calling(reply.message.content)
@@ -176,7 +200,26 @@ def parse_completion(
         tool_calls=tool_calls,
         reasoning_content=reasoning if tool_calls and isinstance(reasoning, str) else None,
     )
-    return ModelReply(message=message, finish_reason=choice.get("finish_reason"))
+    usage = _usage(body.get("usage") or choice.get("usage"))  # Kimi puts it in the choice
+    return ModelReply(message=message, finish_reason=choice.get("finish_reason"), usage=usage)
+
+
+def _usage(raw: object) -> Usage | None:
+    """The counts a provider sent; a count that is not a whole number is taken as not sent."""
+    if not isinstance(raw, Mapping):
+        return None
+    details = raw.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
+    usage = Usage(
+        prompt_tokens=_count(raw.get("prompt_tokens")),
+        completion_tokens=_count(raw.get("completion_tokens")),
+        cached_tokens=_count(cached),
+    )
+    return None if usage == Usage() else usage
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _parse_tool_calls(raw_calls: object, taken: Collection[str]) -> tuple[ToolCall, ...]:

@@ -6,15 +6,18 @@ user or assistant message. A history that breaks this gets a 400 from the
 provider whose wording differs per provider; checking it here turns that into
 one clear `MessageContractError` that points at our own bug.
 
-The loop checks before every request, and the history only grows, so the
-`ContractChecker` remembers how far it got and checks only the new messages:
-re-reading the whole history each turn would make a long session quadratic.
-It hands back the checked messages in wire form, so what is sent is exactly
-what was checked.
+The loop checks before every request, and the history usually only grows, so
+the `ContractChecker` remembers the messages it checked and reads only the new
+ones: re-reading the whole history each turn would make a long session
+quadratic. A history that is not the checked one plus new messages (a feature
+replaced or removed a message anywhere, not only at its ends) is read again
+from the start. It hands back the checked messages in wire form, so what is
+sent is exactly what was checked, also after a history was rewritten.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,8 +35,7 @@ class CheckedHistory:
 class ContractChecker:
     """Checks a growing history incrementally; starts over if it was not just appended to."""
 
-    _checked: int  # how many messages of the history were read
-    _ends: tuple[Message, Message] | None  # its first and last message then
+    _checked: list[Message]  # the messages read so far, in order
     _seen: set[str]  # every tool-call id so far
     _open: list[str]  # calls of the latest assistant message not yet answered
     _answered: set[str]
@@ -47,29 +49,28 @@ class ContractChecker:
         if not self._extends_what_was_checked(history):
             self._start_over()
         try:
-            for message in history[self._checked :]:
+            for message in history[len(self._checked) :]:
                 self._read(message)
+                self._checked.append(message)
         except MessageContractError:
             self._start_over()
             raise
-        self._checked = len(history)
-        self._ends = (history[0], history[-1]) if history else None
         if self._open:  # the next request would go out with calls unanswered
             raise MessageContractError(f"missing tool results for ids: {quoted_ids(self._open)}")
         return CheckedHistory(messages=list(self._wire), call_ids=self._seen)
 
     def _start_over(self) -> None:
-        self._checked, self._ends = 0, None
+        self._checked = []
         self._seen, self._open, self._answered, self._wire = set(), [], set(), []
 
     def _extends_what_was_checked(self, history: Sequence[Message]) -> bool:
-        if self._ends is None:
-            return self._checked == 0
-        return (
-            len(history) >= self._checked
-            and history[0] is self._ends[0]
-            and history[self._checked - 1] is self._ends[1]
-        )
+        """Whether every checked message is still there, in its place.
+
+        One pass in C comparing references: for an untouched history it costs a
+        pointer comparison per message, and a message replaced by another object,
+        wherever it is, is always noticed.
+        """
+        return len(history) >= len(self._checked) and all(map(operator.is_, history, self._checked))
 
     def _read(self, message: Message) -> None:
         self._wire.append(message.wire)

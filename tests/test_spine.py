@@ -70,13 +70,19 @@ def python_files(*folders: str) -> list[Path]:
 
 
 def test_the_one_loop_is_chapter_1s_and_nothing_else_asks_the_model() -> None:
-    """Only the loop sends requests: no chapter restates it."""
+    """Only the loop sends a run's requests: no chapter restates it. The one request sent
+    beside them, chapter 8's summary of an overfull context, goes through the same
+    `ask_model` (named "compaction" in the trace), not around it."""
     asking = [
         path.relative_to(REPOSITORY).as_posix()
         for path in python_files("chapters", "shared")
         if "/tests/" not in path.as_posix() and "ask_model(" in path.read_text(encoding="utf-8")
     ]
-    assert asking == ["chapters/ch01/loop.py", "shared/completion.py"]
+    assert asking == [
+        "chapters/ch01/loop.py",
+        "chapters/ch08/compaction.py",
+        "shared/completion.py",
+    ]
 
 
 def test_the_loop_is_five_numbered_steps_on_one_screen() -> None:
@@ -200,6 +206,38 @@ def test_the_finish_reason_step_can_be_replaced() -> None:
     )
     assert run_agent("go", agent) == "cut off"
     assert seen == ["length"]
+
+
+def test_a_history_a_feature_rewrote_is_what_the_next_request_sends() -> None:
+    """Rewriting goes through `Run.replace_history`; the contract checker, which read the
+    old messages, must notice the change and send the new ones, not what it cached."""
+    from shared.messages import ToolMessage
+
+    class Shorten(Feature):
+        def before_request(self, run: Run) -> None:
+            if run.turn == 4:  # c1's result is neither the first nor the last message checked
+                run.replace_history(
+                    [
+                        ToolMessage(tool_call_id=m.tool_call_id, content="[stub]")
+                        if isinstance(m, ToolMessage) and m.tool_call_id == "c1"
+                        else m
+                        for m in run.history
+                    ]
+                )
+
+    steps = [
+        response(None, [call("c1", "shell", command="ls")]),
+        response(None, [call("c2", "shell", command="ls")]),
+        response(None, [call("c3", "shell", command="ls")]),
+        response("done"),
+    ]
+    agent = spec(steps, Shorten())
+    history: list[Message] = []
+    assert run_agent("go", agent, history=history) == "done"
+    requests = agent.model.requests  # type: ignore[attr-defined]
+    assert requests[2]["messages"][3]["content"].startswith("ok: the command `ls` ran")
+    assert requests[3]["messages"][3] == {"role": "tool", "tool_call_id": "c1", "content": "[stub]"}
+    assert history[3].content == "[stub]"  # the caller's list is the one rewritten
 
 
 # --- 2. an agent spec that makes children --------------------------------------------------------
@@ -710,3 +748,27 @@ def test_policy_layers_added_from_outside_are_heard_right_after_their_named_laye
     assert (verdict.decision, verdict.source) == (Decision.ALLOW, "outside judge")
     assert heard == ["shell(make)"]
     assert policy.decide(policy.call(tools["shell"], {"command": "make"})).decision is Decision.ASK
+
+
+def test_a_request_beside_the_loops_steps_is_named_and_may_carry_more_fields() -> None:
+    from shared.completion import ask_model
+
+    watcher = Watcher()
+    model = ScriptedModel([response("a summary")])
+    history = [UserMessage(content="hi")]
+    reply = ask_model(
+        model,
+        history,
+        ToolRegistry().snapshot(),
+        watcher,
+        4,
+        purpose="aside",
+        fields={"tool_choice": "none"},
+    )
+    assert reply.message.content == "a summary"
+    assert watcher.seen == [
+        "sent aside request 4 with 1 messages",
+        "waiting",
+        "received aside response 4",
+    ]
+    assert model.requests[0]["tool_choice"] == "none"

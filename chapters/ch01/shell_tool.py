@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from shared.process import (
+    DEFAULT_OUTPUT_LIMIT,
     DEFAULT_TIMEOUT_SECONDS,
     CommandOutcome,
     CommandRunner,
@@ -45,13 +46,21 @@ def make_shell_tool(
     runner: CommandRunner | None = None,
     shell: Shell | None = None,
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    output_limit: int = DEFAULT_OUTPUT_LIMIT,
 ) -> PydanticTool:
-    """The shell tool, bound to the working directory the agent started in."""
+    """The shell tool, bound to the working directory the agent started in.
+
+    `output_limit`: the bytes kept of each stream (its head and tail), so one
+    command cannot flood the history; a harness that keeps long output
+    elsewhere can raise it. A `runner` that is passed in applies its own.
+    """
     shell = shell or detect_shell()
     if runner is None:
 
         def runner(command: str, *, cwd: Path, timeout: float) -> CommandOutcome:
-            return run_command(command, cwd=cwd, timeout=timeout, shell=shell)
+            return run_command(
+                command, cwd=cwd, timeout=timeout, shell=shell, output_limit=output_limit
+            )
 
     def run(args: ShellArgs) -> ToolResult:
         outcome = runner(args.command, cwd=cwd, timeout=timeout)

@@ -6,7 +6,7 @@ import pytest
 
 from chapters.ch01.tests.harness import plain_console
 from shared.completion import ask_model
-from shared.contract import check_message_contract
+from shared.contract import ContractChecker, check_message_contract
 from shared.errors import MessageContractError
 from shared.messages import (
     AssistantMessage,
@@ -85,3 +85,18 @@ def test_duplicate_ids_across_turns() -> None:
     history = [*START, calls("a"), result("a"), calls("a"), result("a")]
     with pytest.raises(MessageContractError, match=r'duplicate tool_call ids: \["a"\]'):
         check_message_contract(history)
+
+
+def test_a_message_replaced_in_the_middle_is_read_again_and_sent_as_it_now_is() -> None:
+    """The checker reads only new messages; a message swapped anywhere must not be missed,
+    or the request would carry the wire form of the message that was there before."""
+    history: list[Message] = [*START, calls("a"), ToolMessage(tool_call_id="a", content="long")]
+    history.append(AssistantMessage(content="read it"))
+    history.append(UserMessage(content="and now?"))
+    checker = ContractChecker()
+    assert checker.check(history).messages[3]["content"] == "long"
+    history[3] = ToolMessage(tool_call_id="a", content="short")  # same length, same ends
+    assert checker.check(history).messages[3]["content"] == "short"
+    history[3] = ToolMessage(tool_call_id="ghost", content="short")
+    with pytest.raises(MessageContractError, match="ghost"):
+        checker.check(history)

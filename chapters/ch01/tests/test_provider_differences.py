@@ -136,3 +136,26 @@ def test_content_as_a_list_of_text_parts_is_joined() -> None:
         {"type": "text", "text": "-two"},
     ]
     assert parse_completion(body).message.content == "forty-two"
+
+
+def test_usage_is_read_at_the_top_or_inside_the_choice_and_odd_counts_are_dropped() -> None:
+    body = response("hi")
+    body["usage"] = {
+        "prompt_tokens": 1200,
+        "completion_tokens": 7,
+        "prompt_tokens_details": {"cached_tokens": 1024},
+    }
+    usage = parse_completion(body).usage
+    assert usage is not None
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens) == (1200, 7, 1024)
+
+    kimi = response("hi")
+    kimi["choices"][0]["usage"] = {"prompt_tokens": 55, "completion_tokens": "3"}
+    usage = parse_completion(kimi).usage
+    assert usage is not None
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens) == (55, None, None)
+
+    assert parse_completion(response("hi")).usage is None
+    odd = response("hi")
+    odd["usage"] = {"prompt_tokens": True, "completion_tokens": -1}
+    assert parse_completion(odd).usage is None

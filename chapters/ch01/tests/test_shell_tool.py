@@ -107,6 +107,15 @@ def test_long_output_keeps_head_and_tail_with_a_visible_note(tmp_path: Path) -> 
 
 
 @posix_only
+def test_the_tools_output_cap_is_20000_bytes_per_stream_unless_raised(tmp_path: Path) -> None:
+    big = "python3 -c \"print('x' * 50000)\""
+    assert "[... output truncated:" in run(make_shell_tool(tmp_path), big).content
+    raised = run(make_shell_tool(tmp_path, output_limit=100_000), big).content
+    assert "[... output truncated:" not in raised
+    assert "x" * 50_000 in raised
+
+
+@posix_only
 def test_timeout_is_an_explicit_result(tmp_path: Path) -> None:
     tool = make_shell_tool(tmp_path, timeout=0.5)
     result = run(tool, "echo started; sleep 30")

@@ -1,0 +1,92 @@
+"""The run's transcript: every message, as it entered the history, one JSON line each.
+
+Shortening the history must lose nothing. So before any message can be
+replaced (by a stub, or by a summary), it is already on disk:
+
+    .tutorial/transcripts/<run-id>.jsonl     in the workspace
+    {"turn": 3, "message": {"role": "tool", "tool_call_id": "call_2", "content": "..."}}
+
+A feature that listens to `on_message`, so each line is written the moment its
+message enters the history (turn 0: before the first request), and a compacted
+run can always be read back whole. A summary that replaces old messages is
+written too, marked `"note": "summary"`.
+
+If a line cannot be written, the run goes on, the console says so once, and
+`intact` turns False for good: the features that shorten the history then
+replace nothing whose only copy would have been here.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from shared.agent import Feature, Run
+from shared.messages import Message
+
+TRANSCRIPTS_FOLDER = Path(".tutorial") / "transcripts"  # below the workspace
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """A run's name for its files: sorts by start time, never repeats, safe on every system."""
+    started = now or datetime.now()
+    return f"{started:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+@dataclass
+class Transcript(Feature):
+    root: Path  # the workspace
+    run_id: str
+    failure: str | None = None  # why a line could not be written, once one could not
+    lines: int = 0  # lines written
+    heard: int = 0  # messages handed to `record`, written or not
+
+    @property
+    def path(self) -> Path:
+        return self.root / TRANSCRIPTS_FOLDER / f"{self.run_id}.jsonl"
+
+    @property
+    def shown(self) -> str:
+        """The path as the model and the console see it: relative to the workspace."""
+        return (TRANSCRIPTS_FOLDER / f"{self.run_id}.jsonl").as_posix()
+
+    @property
+    def intact(self) -> bool:
+        """Whether every message so far is in the file."""
+        return self.failure is None
+
+    def on_prompt(self, run: Run, prompt: str) -> Sequence[Message]:
+        if self.heard == 0:  # a history passed in: its messages never entered through `add`
+            for message in run.history:
+                self.record(run, message)
+        return ()
+
+    def on_message(self, run: Run, message: Message) -> None:
+        self.record(run, message)
+
+    def record(self, run: Run, message: Message, note: str | None = None) -> None:
+        """Append one line; a failure is said once and remembered, never raised."""
+        self.heard += 1
+        line: dict[str, object] = {"turn": run.turn, "message": message.wire}
+        if note:
+            line["note"] = note
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # A lone surrogate becomes its \u escape: the line stays JSON that reads back the same.
+            with self.path.open(
+                "a", encoding="utf-8", errors="backslashreplace", newline="\n"
+            ) as file:
+                file.write(json.dumps(line, ensure_ascii=False) + "\n")
+        except OSError as error:
+            if self.failure is None:
+                run.agent.console.notice(
+                    f"harness: cannot write the transcript {self.shown} ({error}); nothing "
+                    "in this run's history will be replaced unless it is saved elsewhere"
+                )
+            self.failure = str(error)
+            return
+        self.lines += 1
