@@ -130,3 +130,20 @@ def test_with_trace_each_chunk_is_one_line_and_its_text_is_not_echoed_beside_it(
     lines = err_text(console).splitlines()
     assert lines[-1] == 'chunk 1: {"choices": [{"delta": {"content": "Hi"}}]}'
     assert "Hi" not in [line.strip() for line in lines]
+
+
+def test_a_nested_console_streams_too_each_line_indented_under_the_parents() -> None:
+    parent = StreamingConsole(out=io.StringIO(), err=io.StringIO(), fancy=False)
+    child = parent.nested("explore")
+    assert isinstance(child, StreamingConsole)
+    with child.waiting("waiting"):
+        child.reasoning_arrived("look first")
+        child.text_arrived("Found it:\nline 18")
+        child.text_arrived(".")
+    child.info("done")
+    assert err_text(parent) == (
+        "  │ … explore · waiting\n"
+        f"  │ {REASONING_LABEL}look first\n"
+        "  │ Found it:\n  │ line 18.\n"
+        "  │ done\n"
+    )
