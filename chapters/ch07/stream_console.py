@@ -86,7 +86,7 @@ class StreamingConsole(Console):
         self._write_streamed(text, "text")
 
     def said_while_calling(self, text: str) -> None:
-        if not self._echoed():  # already on the screen, as it arrived
+        if not (self._echoed() and self._streamed):  # else on the screen already, as it came
             super().said_while_calling(text)
 
     def answer(self, text: str) -> None:

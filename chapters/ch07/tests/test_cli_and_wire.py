@@ -138,6 +138,8 @@ def test_the_demo_with_no_stream_sends_the_plain_request(demo_folder: Path) -> N
     result = tutorial("run", "--chapter", "7", "--demo", "--no-stream", "--trace")
     assert result.exit_code == 0, result.stderr
     assert "streaming: off (--no-stream)" in result.stderr
+    said = "assistant: [scripted] Two searches that do not depend on each other: explore can"
+    assert said in result.stderr  # arrived whole, so shown as chapter 6 shows it
     requests = [body for title, body in traced(result.stderr) if "request" in title]
     assert len(requests) == 7
     assert not any("stream" in body or "stream_options" in body for body in requests)
