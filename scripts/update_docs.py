@@ -7,6 +7,8 @@ A chapter text marks each generated block with a comment, followed by a code blo
 
     <!-- trace: request 1 -->                    a JSON document traced by the chapter's demo
     <!-- trace: request 3 | messages[-3:] -->    ... or a slice of one of its lists
+    <!-- chunks: response 1 -->                  the chunks --trace printed before it (a stream)
+    <!-- chunks: response 1 | 3:6 -->            ... or some of them
     <!-- console -->                             what the demo printed (plain, no colour)
     <!-- audit -->                               the audit log the demo wrote (times masked)
     <!-- source: chapters/ch01/loop.py run_agent -->            a function, verbatim
@@ -62,6 +64,10 @@ from chapters.ch06 import demo as ch06_demo  # noqa: E402
 from chapters.ch06.agent import build_agent as ch06_agent  # noqa: E402
 from chapters.ch06.agent import chapter_tools as ch06_tools  # noqa: E402
 from chapters.ch06.definitions import load_agents  # noqa: E402
+from chapters.ch07 import demo as ch07_demo  # noqa: E402
+from chapters.ch07.agent import build_agent as ch07_agent  # noqa: E402
+from chapters.ch07.agent import chapter_tools as ch07_tools  # noqa: E402
+from chapters.ch07.stream_console import StreamingConsole  # noqa: E402
 from shared.approval import Approver, ScriptedApprover, TerminalApprover  # noqa: E402
 from shared.console import Console  # noqa: E402
 from shared.tools import ToolRegistry  # noqa: E402
@@ -69,7 +75,8 @@ from shared.tools import ToolRegistry  # noqa: E402
 # A marker, an optional caption line, the opening fence, the body (possibly empty), the
 # closing fence on its own line. The caption is generated too.
 BLOCK = re.compile(
-    r"(?P<marker><!-- (?P<kind>trace|source|console|audit|loop)(?:: (?P<title>[^>]+?))? -->\n)"
+    r"(?P<marker><!-- (?P<kind>trace|chunks|source|console|audit|loop)"
+    r"(?:: (?P<title>[^>]+?))? -->\n)"
     r"(?:(?!```)[^\n]*\n)?(?P<fence>```\w*\n)(?P<body>(?:.*?\n)??)(?P<close>```)$",
     re.S | re.M,
 )
@@ -213,6 +220,31 @@ def run_ch06(console: Console, human: bool) -> str:
         return demo.audit_log()
 
 
+def run_ch07(console: Console, human: bool) -> str:
+    """Chapter 7 streams: its console is the streaming one, on the streams it was given."""
+    streaming = StreamingConsole(
+        out=console.out, err=console.err, fancy=False, trace=console.tracing
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        ch06_demo.write_demo_files(Path(folder))
+        root = Path(folder)
+        agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
+        demo = DemoWorkspace.build(folder, ch07_tools(Workspace(root), agents))
+        agent = ch07_agent(
+            model=ch07_demo.demo_model(),
+            console=streaming,
+            asker=asker(streaming, human),
+            workspace=demo.root,
+            policy=demo.policy,
+            audit=demo.audit,
+            hooks=demo.hooks,
+            plan=TodoPlan(),
+            agents=agents,
+        )
+        run_agent(ch07_demo.DEMO_PROMPT, agent)
+        return demo.audit_log()
+
+
 DOCS: dict[Path, Demo] = {
     ROOT / "docs" / "ch01-agent-loop.md": run_ch01,
     ROOT / "docs" / "ch02-file-tools.md": run_ch02,
@@ -220,12 +252,14 @@ DOCS: dict[Path, Demo] = {
     ROOT / "docs" / "ch04-hooks.md": run_ch04,
     ROOT / "docs" / "ch05-todo.md": run_ch05,
     ROOT / "docs" / "ch06-subagents.md": run_ch06,
+    ROOT / "docs" / "ch07-streaming-parallel.md": run_ch07,
 }
 
 
 @dataclass(frozen=True)
 class DemoOutput:
     documents: dict[str, Any]  # traced JSON by title: "request 1", "response 1", ...
+    traced: str  # everything the traced run printed
     printed: str  # what the demo printed, a human answering at the terminal
     audit: str  # the audit log of the traced run, if the chapter writes one
 
@@ -238,7 +272,7 @@ def demo_output(run: Demo) -> DemoOutput:
         documents[match["title"]], _ = json.JSONDecoder().raw_decode(text, match.end())
     printed = io.StringIO()
     run(Console(out=printed, err=printed, fancy=False), True)
-    return DemoOutput(documents, printed.getvalue().rstrip("\n"), audit)
+    return DemoOutput(documents, text, printed.getvalue().rstrip("\n"), audit)
 
 
 def audit_block(audit: str) -> str:
@@ -260,6 +294,22 @@ def trace_block(reference: str, documents: dict[str, Any]) -> str:
         key, start, stop = re.fullmatch(r"(\w+)\[(-?\d*):(-?\d*)\]", selector).groups()  # type: ignore[union-attr]
         document = document[key][int(start) if start else None : int(stop) if stop else None]
     return json.dumps(document, ensure_ascii=False, indent=2)
+
+
+def chunks_block(reference: str, traced: str) -> str:
+    """The `chunk N: {...}` lines --trace printed between a document and the one before it."""
+    title, _, selector = (part.strip() for part in reference.partition("|"))
+    end = traced.find(f"--- {title} ---\n")
+    if end < 0:
+        raise SystemExit(f"no trace named {title!r}")
+    start = max(traced.rfind("\n--- ", 0, end), 0)
+    lines = [line for line in traced[start:end].splitlines() if line.startswith("chunk ")]
+    if not lines:
+        raise SystemExit(f"no chunks were printed before {title!r}")
+    if selector:
+        first, last = re.fullmatch(r"(-?\d*):(-?\d*)", selector).groups()  # type: ignore[union-attr]
+        lines = lines[int(first) if first else None : int(last) if last else None]
+    return "\n".join(lines)
 
 
 def source_block(reference: str) -> str:
@@ -339,6 +389,8 @@ def render(text: str, run: Demo, chapter: int) -> str:
             body, caption = loop_block(title), source_caption(LOOP, "，◀ 标出本章接入的行")
         elif kind == "trace":
             body, caption = trace_block(title, demo().documents), captions[kind]
+        elif kind == "chunks":
+            body, caption = chunks_block(title, demo().traced), captions["trace"]
         elif kind == "audit":
             body, caption = audit_block(demo().audit), captions[kind]
         else:

@@ -23,6 +23,7 @@ from shared.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, TutorialError
 
 if TYPE_CHECKING:  # pydantic-backed modules stay unloaded for --help
     from shared.completion import ModelClient
+    from shared.config import Settings
     from shared.console import Console
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -134,17 +135,23 @@ class Session:
     demo_model: Callable[[], ModelClient]
     demo_prompt: str
     run: RunLoop
+    # How the chapter shows a run (given --trace) and talks to the configured endpoint;
+    # None: the console and the client of shared/, as every chapter had them at first.
+    console: Callable[[bool], Console] | None = None
+    connect: Callable[[Settings], ModelClient] | None = None
 
 
 def run_session(session: Session, *, prompt: str | None, trace: bool, demo: bool) -> None:
     """Build the console and the model, run the chapter's agent, print the answer."""
     from shared.console import Console
 
-    console = Console(trace=trace)
+    console = session.console(trace) if session.console else Console(trace=trace)
     if demo and prompt:
         console.notice("--demo replays a fixed exchange; --prompt is ignored.")
     task = session.demo_prompt if demo else str(prompt)
-    model = select_model(demo=demo, demo_model=session.demo_model, cwd=working_directory())
+    model = select_model(
+        demo=demo, demo_model=session.demo_model, cwd=working_directory(), connect=session.connect
+    )
     number = session.chapter
     console.info(
         f"第 {number} 章 chapter {number} · model: {model.label} · folder: {session.folder}"
@@ -153,14 +160,21 @@ def run_session(session: Session, *, prompt: str | None, trace: bool, demo: bool
     console.answer(session.run(task, model, console))
 
 
-def select_model(*, demo: bool, demo_model: Callable[[], ModelClient], cwd: Path) -> ModelClient:
-    """The scripted model for --demo; otherwise the configured endpoint (config checked here)."""
+def select_model(
+    *,
+    demo: bool,
+    demo_model: Callable[[], ModelClient],
+    cwd: Path,
+    connect: Callable[[Settings], ModelClient] | None = None,
+) -> ModelClient:
+    """The scripted model for --demo; otherwise the configured endpoint (config checked here),
+    through `connect` when given."""
     if demo:
         return demo_model()
     from shared.config import load_settings
     from shared.openai_client import OpenAIChatModel
 
-    return OpenAIChatModel(load_settings(os.environ, cwd))
+    return (connect or OpenAIChatModel)(load_settings(os.environ, cwd))
 
 
 def working_directory() -> Path:

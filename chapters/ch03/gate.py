@@ -31,13 +31,13 @@ class PermissionGate:
     asker: Asker
     audit: AuditLog
     console: Console
-    _decided: dict[str, Call] = field(default_factory=dict)  # by tool_call id, until finished
+    _decided: dict[int, Call] = field(default_factory=dict)  # by pending call (ids may repeat)
 
     def authorize(self, pending: PendingCall) -> ToolResult | None:
         """Decide, record, maybe ask. None: the call may run; a result: it may not."""
         prepared = pending.prepared
         call = self.policy.call(prepared.tool, prepared.arguments.plain, prepared.call.id)
-        self._decided[prepared.call.id] = call  # for its outcome line
+        self._decided[id(pending)] = call  # for its outcome line
         verdict = self.policy.decide(call)
         if not self._recorded(prepared, call, verdict.decision, verdict.source):
             return _unrecorded()
@@ -65,7 +65,7 @@ class PermissionGate:
 
     def finish(self, pending: PendingCall, result: ToolResult, ran: bool) -> ToolResult:
         """Record the outcome of a call that ran (a denied one has its deny line already)."""
-        call = self._decided.pop(pending.call.id, None)
+        call = self._decided.pop(id(pending), None)
         if ran and call is not None:
             prepared = pending.prepared
             try:

@@ -7,6 +7,9 @@ stream makes (chapters/ch07/assembly.py, `StreamObserver`):
     reasoning_arrived   the reasoning, dimmed; never part of the answer
     text_arrived        the text, written at once; the spinner stops at the first piece
 
+A sub-agent's console (`nested`, as chapter 6 builds it) streams too: its text
+appears as it arrives, each line indented under the parent's.
+
 Streamed text goes where progress goes, to stderr. The final answer still goes
 to stdout alone, so `> answer.txt` captures exactly the answer, as before;
 only when both stdout and stderr are the terminal, and the answer was already
@@ -56,6 +59,15 @@ class StreamingConsole(Console):
                 self._spinner = None
                 self._end_line()  # also after Ctrl-C: the next line starts on its own
 
+    def nested(self, label: str) -> StreamingConsole:
+        """Chapter 6's nested console (shared/console.py) that is also a stream observer."""
+        shape = super().nested(label)
+        inner = StreamingConsole(out=self.out, err=self.err, fancy=self.fancy, trace=self.tracing)
+        inner.label, inner.indent = shape.label, shape.indent
+        inner._rich_err, inner._rich_out = self._rich_err, self._rich_out
+        inner._in_view = self._in_view
+        return inner
+
     def chunk_received(self, number: int, chunk: Mapping[str, Any]) -> None:
         if not self.tracing:
             return
@@ -74,7 +86,7 @@ class StreamingConsole(Console):
         self._write_streamed(text, "text")
 
     def said_while_calling(self, text: str) -> None:
-        if not self._echoed():  # already on the screen, as it arrived
+        if not (self._echoed() and self._streamed):  # else on the screen already, as it came
             super().said_while_calling(text)
 
     def answer(self, text: str) -> None:
@@ -100,9 +112,13 @@ class StreamingConsole(Console):
         if mode != self._mode:
             if self._mode:
                 self._end_line()
+            if self.indent:  # a nested console: its lines start under the parent's
+                self.err.write(self.indent)
             if mode == "reasoning" and not self.fancy:
                 self.err.write(REASONING_LABEL)
             self._mode = mode
+        if self.indent:
+            text = text.replace("\n", "\n" + self.indent)
         if self.fancy:
             style = "dim" if mode == "reasoning" else None
             self._err().print(

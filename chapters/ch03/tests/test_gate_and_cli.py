@@ -50,14 +50,15 @@ from chapters.ch03.tests.support import (
 )
 from shared.agent import AgentSpec
 from shared.approval import ApprovalRequest
+from shared.calls import PendingCall
 from shared.completion import ModelClient
 from shared.config import Settings
 from shared.console import Console
-from shared.messages import Message
+from shared.messages import FunctionCall, Message, ToolCall
 from shared.openai_client import OpenAIChatModel
 from shared.process import IS_WINDOWS, CommandOutcome
 from shared.scripted import ScriptedModel, Step, response, tool_call
-from shared.tools import ToolRegistry
+from shared.tools import PreparedCall, ToolRegistry, ToolResult
 
 AUDIT_KEYS = {"time", "tool_call_id", "tool", "key", "decision", "source"}
 NO_RULE = "no rule matched, and mode default does not allow execute calls"
@@ -840,6 +841,39 @@ def test_the_audit_records_what_came_of_each_call_that_ran(tmp_path: Path) -> No
     assert decided == [("c1", "allow"), ("c2", "allow"), ("c3", "deny")]
     outcomes = [(r["tool_call_id"], r["outcome"]) for r in read_outcomes(agent.audit.path)]
     assert outcomes == [("c1", "ok"), ("c2", "path_outside_workspace")]  # c3 never ran
+
+
+def test_two_open_calls_with_one_id_each_get_their_own_outcome(tmp_path: Path) -> None:
+    """Two agents that share a gate may both send an id like `call_1`; the second can be
+    decided before the first one finished. Each outcome line must name its own call."""
+    (tmp_path / "a.txt").write_text("hello\n", encoding="utf-8")
+    agent = make_agent(tmp_path)
+    snapshot = agent.spec.tools.snapshot()
+    gate = agent.spec.calls.authorize[0]
+    assert isinstance(gate, PermissionGate)
+    first, second = (
+        PendingCall(cast(PreparedCall, snapshot.prepare(one)), agent=name)
+        for one, name in (
+            (
+                ToolCall(
+                    id="call_1",
+                    function=FunctionCall(name="read_file", arguments='{"path": "a.txt"}'),
+                ),
+                "a",
+            ),
+            (
+                ToolCall(
+                    id="call_1", function=FunctionCall(name="glob", arguments='{"pattern": "*"}')
+                ),
+                "b",
+            ),
+        )
+    )
+    assert gate.authorize(first) is None and gate.authorize(second) is None
+    gate.finish(first, ToolResult.success("ok"), ran=True)
+    gate.finish(second, ToolResult.success("ok"), ran=True)
+    outcomes = [(r["tool_call_id"], r["tool"]) for r in read_outcomes(agent.audit.path)]
+    assert outcomes == [("call_1", "read_file"), ("call_1", "glob")]
 
 
 # --- 9. the demo ---------------------------------------------------------------------------

@@ -1,16 +1,37 @@
 """What chapter 7's tests share: consoles that record, the streaming model on a local server,
-and a bare agent around chapter 1's shell tool."""
+a bare agent around chapter 1's shell tool, and chapter 7's composed agent with its children."""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from chapters.ch01.approve import AskHuman
+from chapters.ch01.loop import run_agent
 from chapters.ch01.shell_tool import make_shell_tool
-from chapters.ch01.tests.harness import BASH, FakeRunner
-from chapters.ch07.scripted_stream import ScriptedStreamingModel, StreamStep
+from chapters.ch01.tests.harness import BASH, FakeRunner, result_of
+from chapters.ch02.workspace import Workspace
+from chapters.ch03.asking import Asker, ScriptedAsker
+from chapters.ch03.audit import AuditLog
+from chapters.ch03.settings import PROJECT_SETTINGS, load_policy
+from chapters.ch03.tests.support import write_json
+from chapters.ch04.hooks import Hooks
+from chapters.ch05.agent import chapter_tools as plan_tools
+from chapters.ch05.todo import TodoPlan
+from chapters.ch06.budget import MAX_REQUESTS
+from chapters.ch06.definitions import load_agents
+from chapters.ch07.agent import build_agent, chapter_tools
+from chapters.ch07.parallel import DEFAULT_MAX_PARALLEL
+from chapters.ch07.scripted_stream import (
+    AgentStep,
+    AgentStreams,
+    ScriptedStreamingModel,
+    StreamStep,
+)
 from chapters.ch07.stream_console import StreamingConsole
 from chapters.ch07.streaming import StreamingChatModel
 from shared.agent import AgentSpec
@@ -18,6 +39,7 @@ from shared.approval import ScriptedApprover
 from shared.calls import CallPipeline
 from shared.config import Settings
 from shared.console import Console
+from shared.messages import Message
 from shared.tools import ToolRegistry
 
 API_KEY = "test-key"
@@ -73,3 +95,80 @@ class ShellAgent:
             console=self.console,
             system_prompt="You are a test agent.",
         )
+
+
+# --- chapter 7's composed agent: a parent and its children, each with its own script ---------
+
+
+def args(**arguments: Any) -> str:
+    return json.dumps(arguments)
+
+
+def task(call_id: str, prompt: str, agent: str = "explore") -> tuple[str, str, str]:
+    """A task call for `calls_stream`; `prompt` is also the key of the child's script."""
+    return call_id, "task", args(description=prompt[:40], prompt=prompt, agent=agent)
+
+
+@dataclass
+class Family:
+    """Chapter 7's agent (chapters/ch07/agent.py) in tmp_path/ws, on scripted streams.
+
+    Each run has its own script, keyed by the prompt it starts with (`AgentStreams`):
+    the parent's by the prompt given to `run`, a child's by its task's prompt.
+    """
+
+    tmp_path: Path
+    scripts: dict[str, Sequence[AgentStep]]
+    asker: Asker = field(default_factory=lambda: ScriptedAsker([]))
+    settings: Mapping[str, Any] | None = None
+    max_requests: int = MAX_REQUESTS
+    max_parallel: int = DEFAULT_MAX_PARALLEL
+    console: StreamingConsole = field(default_factory=recording_console)
+    runner: FakeRunner = field(default_factory=FakeRunner)
+    history: list[Message] = field(default_factory=list)
+    model: AgentStreams | None = None
+    spec: AgentSpec | None = None
+
+    @property
+    def root(self) -> Path:
+        folder = self.tmp_path / "ws"
+        folder.mkdir(exist_ok=True)
+        return folder
+
+    @property
+    def audit_path(self) -> Path:
+        return self.tmp_path / "audit.jsonl"
+
+    def build(self) -> AgentSpec:
+        workspace = Workspace(self.root)
+        home = self.tmp_path / "home"
+        if self.settings is not None:
+            write_json(self.root / PROJECT_SETTINGS, self.settings)
+        agents = load_agents(self.root, home, plan_tools(workspace).names)
+        policy = load_policy(workspace, home, known_tools=chapter_tools(workspace, agents))
+        self.model = AgentStreams(self.scripts)
+        self.spec = build_agent(
+            model=self.model,
+            console=self.console,
+            asker=self.asker,
+            workspace=workspace,
+            policy=policy,
+            audit=AuditLog(self.audit_path),
+            hooks=Hooks([]),
+            plan=TodoPlan(),
+            agents=agents,
+            max_requests=self.max_requests,
+            max_parallel=self.max_parallel,
+            runner=self.runner,
+        )
+        return self.spec
+
+    def run(self, prompt: str) -> str:
+        return run_agent(prompt, self.spec or self.build(), history=self.history)
+
+    def requests_of(self, prompt: str) -> list[dict[str, Any]]:
+        assert self.model is not None
+        return self.model.requests_of(prompt)
+
+    def result(self, call_id: str) -> str:
+        return result_of(self.history, call_id)

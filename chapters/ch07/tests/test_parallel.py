@@ -20,14 +20,20 @@ import pytest
 
 from chapters.ch01.loop import run_agent
 from chapters.ch07 import parallel
-from chapters.ch07.parallel import DEFAULT_MAX_PARALLEL, ParallelCallPipeline
+from chapters.ch07.parallel import (
+    DEFAULT_MAX_PARALLEL,
+    ParallelCallPipeline,
+    Seat,
+    current_seat,
+)
 from chapters.ch07.scripted_stream import ScriptedStreamingModel, chunk, text_stream
 from chapters.ch07.tests.support import err_text, recording_console
 from shared.agent import AgentSpec, Run
 from shared.calls import PendingCall
+from shared.errors import AgentLimitError
 from shared.messages import FunctionCall, Message, ToolCall, ToolMessage
 from shared.scripted import ScriptedModel
-from shared.tools import SchemaTool, SideEffect, Status, ToolRegistry, ToolResult
+from shared.tools import Arguments, SchemaTool, SideEffect, Status, ToolRegistry, ToolResult
 
 WAIT = 5.0  # seconds a broken pipeline gets before its test fails instead of hanging
 PARAMETERS = {
@@ -102,7 +108,9 @@ class Grouping(ParallelCallPipeline):
 
     groups: list[list[str]] = field(default_factory=list)
 
-    def execute_together(self, calls: Sequence[PendingCall]) -> list[ToolResult]:
+    def execute_together(
+        self, calls: Sequence[PendingCall], seats: Sequence[Seat] = ()
+    ) -> list[ToolResult]:
         self.groups.append([pending.call.id for pending in calls])
         return [self.execute_call(pending) for pending in calls]
 
@@ -227,7 +235,10 @@ def test_the_console_shows_each_result_as_one_block_in_call_order() -> None:
     run = a_run(tools, pipeline)
     list(pipeline.run([call("read", "a"), call("read", "b")], tools.snapshot(), run))
     shown = err_text(run.agent.console)
-    assert shown == "[read → ok]\ndone a\n[read → ok]\ndone b\n"
+    assert shown == (
+        "并行 side by side: read · read (at most 8 at once)\n"
+        "[read → ok]\ndone a\n[read → ok]\ndone b\n"
+    )
 
 
 @dataclass
@@ -375,3 +386,132 @@ def test_in_the_loop_one_tool_message_per_call_id_in_call_order() -> None:
     assert [m.tool_call_id for m in tool_messages] == ["call_a", "call_b", "call_c"]
     assert [m.content for m in tool_messages] == ["done call_a", "done call_b", "done call_c"]
     assert model.requests[1]["messages"][-3:] == [m.wire for m in tool_messages]
+
+
+# --- safety that depends on the arguments ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ByArguments(SchemaTool):
+    """Safe only when its `id` starts with "safe" (as `task` is, for a read-only agent)."""
+
+    def concurrency_safe_for(self, arguments: Arguments) -> bool:
+        return str(arguments.value["id"]).startswith("safe")
+
+
+def test_a_tool_safe_by_its_arguments_joins_a_group_or_is_a_barrier() -> None:
+    log = Log()
+    body = read_tools(log)["read"]
+    assert isinstance(body, SchemaTool)
+    tools = ToolRegistry([body, ByArguments(**{**vars(body), "name": "either"})])
+    pipeline = Grouping()
+    calls = [call("read", "a"), call("either", "safe_b"), call("either", "x"),
+             call("either", "safe_c"), call("read", "d")]  # fmt: skip
+    got = results(pipeline, tools, calls)
+    assert [i for i, _ in got] == ["a", "safe_b", "x", "safe_c", "d"]
+    assert pipeline.groups == [["a", "safe_b"], ["x"], ["safe_c", "d"]]  # x ran alone
+    assert log.lines.index("start x") > log.lines.index("end safe_b")
+
+
+# --- what a call beside others may print, and when the group is over ----------------------------
+
+
+def test_a_call_beside_others_prints_a_block_shown_whole_before_its_result() -> None:
+    meet = threading.Barrier(2, timeout=WAIT)
+    seats: list[Seat | None] = []
+
+    def work(call_id: str) -> None:
+        seat = current_seat()
+        seats.append(seat)
+        if call_id == "alone":
+            return
+        assert seat is not None
+        seat.show(f"{call_id}: first line\n")
+        meet.wait()  # both are half-way through their block at the same time
+        seat.show(f"{call_id}: second line\n")
+
+    tools = read_tools(Log(), work)
+    pipeline = ParallelCallPipeline()
+    run = a_run(tools, pipeline)
+    calls = [call("read", "a"), call("read", "b"), call("write", "alone")]
+    list(pipeline.run(calls, tools.snapshot(), run))
+    assert err_text(run.agent.console) == (
+        "并行 side by side: read · read (at most 8 at once)\n"
+        "a: first line\na: second line\n[read → ok]\ndone a\n"
+        "b: first line\nb: second line\n[read → ok]\ndone b\n"
+        "[write → ok]\ndone alone\n"
+    )
+    assert seats[-1] is None  # a call that runs alone has no seat
+    assert all(seat is not None and seat.stopped.is_set() for seat in seats[:2])
+
+
+def test_with_max_parallel_1_calls_run_one_by_one_on_the_loops_thread() -> None:
+    threads: list[int] = []
+    seats: list[Seat | None] = []
+
+    def work(call_id: str) -> None:
+        threads.append(threading.get_ident())
+        seats.append(current_seat())
+
+    tools = read_tools(Log(), work)
+    pipeline = ParallelCallPipeline(max_parallel=1)
+    run = a_run(tools, pipeline)
+    list(pipeline.run([call("read", "a"), call("read", "b")], tools.snapshot(), run))
+    assert threads == [threading.get_ident()] * 2
+    assert seats == [None, None]
+    assert "side by side" not in err_text(run.agent.console)
+
+
+# --- one family, one lock -----------------------------------------------------------------------
+
+
+def held_elsewhere(lock: threading.RLock) -> bool:
+    """Whether another thread holds `lock` now (asked from a thread of its own)."""
+    free: list[bool] = []
+
+    def probe() -> None:
+        took = lock.acquire(blocking=False)
+        free.append(took)
+        if took:
+            lock.release()
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    prober.join(WAIT)
+    return free == [False]
+
+
+def test_authorize_and_finish_hold_the_familys_lock() -> None:
+    """Agents started by a call share the pipeline: while one asks, no other can."""
+    held: list[str] = []
+
+    @dataclass
+    class Watching:
+        pipeline: list[ParallelCallPipeline] = field(default_factory=list)
+
+        def authorize(self, pending: PendingCall) -> ToolResult | None:
+            if held_elsewhere(self.pipeline[0].lock):
+                held.append(f"authorize {pending.call.id}")
+            return None
+
+        def finish(self, pending: PendingCall, result: ToolResult, ran: bool) -> ToolResult:
+            if held_elsewhere(self.pipeline[0].lock):
+                held.append(f"finish {pending.call.id}")
+            return result
+
+    watching = Watching()
+    pipeline = ParallelCallPipeline(authorize=[watching], finish=[watching])
+    watching.pipeline.append(pipeline)
+    results(pipeline, read_tools(Log()), [call("read", "a"), call("read", "b")])
+    assert held == ["authorize a", "authorize b", "finish a", "finish b"]
+
+
+def test_a_limit_of_the_whole_run_reached_inside_a_group_ends_the_run() -> None:
+    def body(call_id: str) -> ToolResult:
+        if call_id == "b":
+            raise AgentLimitError(3, "max_requests")
+        return ToolResult.success(call_id)
+
+    tools = ToolRegistry([tool("read", body, safe=True)])
+    with pytest.raises(AgentLimitError, match="max_requests=3"):
+        results(ParallelCallPipeline(), tools, [call("read", "a"), call("read", "b")])

@@ -122,6 +122,15 @@ def test_text_beside_calls_is_not_repeated_after_it_streamed() -> None:
     assert err_text(console).count("Let me look.") == 1
 
 
+def test_text_beside_calls_that_did_not_stream_is_shown_once() -> None:
+    """A reply that arrived whole (--no-stream, or a server that ignored `stream`)."""
+    console = terminal_console()
+    with console.waiting("waiting"):
+        pass
+    console.said_while_calling("Let me look.")
+    assert "assistant: Let me look.\n" in err_text(console)
+
+
 def test_with_trace_each_chunk_is_one_line_and_its_text_is_not_echoed_beside_it() -> None:
     console = StreamingConsole(out=io.StringIO(), err=io.StringIO(), fancy=False, trace=True)
     with console.waiting("waiting"):
@@ -130,3 +139,20 @@ def test_with_trace_each_chunk_is_one_line_and_its_text_is_not_echoed_beside_it(
     lines = err_text(console).splitlines()
     assert lines[-1] == 'chunk 1: {"choices": [{"delta": {"content": "Hi"}}]}'
     assert "Hi" not in [line.strip() for line in lines]
+
+
+def test_a_nested_console_streams_too_each_line_indented_under_the_parents() -> None:
+    parent = StreamingConsole(out=io.StringIO(), err=io.StringIO(), fancy=False)
+    child = parent.nested("explore")
+    assert isinstance(child, StreamingConsole)
+    with child.waiting("waiting"):
+        child.reasoning_arrived("look first")
+        child.text_arrived("Found it:\nline 18")
+        child.text_arrived(".")
+    child.info("done")
+    assert err_text(parent) == (
+        "  │ … explore · waiting\n"
+        f"  │ {REASONING_LABEL}look first\n"
+        "  │ Found it:\n  │ line 18.\n"
+        "  │ done\n"
+    )
