@@ -8,6 +8,9 @@ the authorize and finish stages. So they sit around the pipeline's `run`:
     before   a reply cut at the output limit (chapters/ch11/continuation.py):
              none of its calls reaches the pipeline; each gets a `cut_off`
              result saying why, in call order, shown as any result is
+    after    each result the pipeline hands back is read by the repeat guard
+             (chapters/ch11/repeats.py), which may add a note for the model;
+             when the reply's last result is in, the guard may end the run
 
 The inner pipeline is used as it is (sequential, or chapter 7's side by side,
 with the chapter's authorizers and finishers), and its stages are this
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from chapters.ch11.continuation import ContinueAfterLength, cut_result
+from chapters.ch11.repeats import RepeatGuard
 from shared.calls import CallPipeline
 from shared.messages import ToolCall
 from shared.tools import ToolResult, ToolSnapshot
@@ -33,6 +37,7 @@ if TYPE_CHECKING:
 class GuardedCalls(CallPipeline):
     inner: CallPipeline
     cut_replies: ContinueAfterLength | None = None  # the spec's reply check, when it is one
+    repeats: RepeatGuard | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "authorize", self.inner.authorize)
@@ -47,7 +52,13 @@ class GuardedCalls(CallPipeline):
                 run.agent.console.tool_result(call.function.name, result.keyword, result.content)
                 yield call, result
             return
-        yield from self.inner.run(calls, snapshot, run)
+        for call, result in self.inner.run(calls, snapshot, run):
+            yield call, self._reviewed(call, result, run)
+        if self.repeats is not None:
+            self.repeats.check(run)  # every call has its result: the run may end here
 
     def run_one(self, call: ToolCall, snapshot: ToolSnapshot, run: Run) -> ToolResult:
-        return self.inner.run_one(call, snapshot, run)
+        return self._reviewed(call, self.inner.run_one(call, snapshot, run), run)
+
+    def _reviewed(self, call: ToolCall, result: ToolResult, run: Run) -> ToolResult:
+        return result if self.repeats is None else self.repeats.review(run, call, result)
