@@ -116,9 +116,10 @@ class ContinueAfterLength:
         cuts.calls = tuple(call.id for call in whole.message.tool_calls)
         if self.log is not None:
             self.log.cut()
+        calls = "its call" if len(cuts.calls) == 1 else f"its {len(cuts.calls)} calls"
         run.agent.console.notice(
             "harness: the reply was cut at the output limit (finish_reason=length) in a tool "
-            f"call; its {len(cuts.calls)} call(s) will not run, and the model is told why"
+            f"call; {calls} will not run, and the model is told why"
         )
         return whole
 

@@ -82,8 +82,8 @@ class RepeatGuard:
         if self.log is not None:
             self.log.warned_of_repeat()
         run.agent.console.notice(
-            f"harness: {shown(call)} made {streak.count} times in a row with the same result; "
-            "the result tells the model it is repeating itself"
+            f"harness: the model made {shown(call)} {streak.count} times in a row with the same "
+            "result; the result tells it that it is repeating itself"
         )
         return result.with_notes([self._note(call, result, streak.count)])
 

@@ -114,7 +114,7 @@ def test_the_note_says_what_to_do_instead(tmp_path: Path) -> None:
     assert agent.run() == "done"
     third = agent.results()[2]
     assert "use this result and take the next step, or answer if the task is done" in third
-    assert "harness: read_file" in printed(agent.console)
+    assert 'harness: the model made read_file({"path": "a.txt"}) 3 times' in printed(agent.console)
     assert agent.log.line() == "恢复 recovery: 1 repeat warning"
 
 
