@@ -10,6 +10,10 @@ retry:
                                   → None (nothing to compact): the run ends
     too long again after compacting: the run ends (`ContextTooLongError`)
 
+Compacting may itself ask the model (chapter 8 asks it for a summary, through
+this same model): a request that is too long while compacting is not
+compacted again, it goes to the compaction as it is, which decides.
+
 How a history is made shorter is chapter 8's business; a model client does
 not even know which run a request belongs to. `compacting(current, compact)`
 joins the two: `CurrentRun` (a feature) remembers, per thread, the run that
@@ -60,6 +64,7 @@ class CompactOnOverflow(ModelWrapper):
         super().__init__(inner)
         self.shorten = shorten
         self.log = log
+        self._compacting: ContextVar[bool] = ContextVar("compacting", default=False)
 
     def complete_reporting(
         self, request: Mapping[str, Any], observer: ExchangeObserver | None
@@ -67,9 +72,13 @@ class CompactOnOverflow(ModelWrapper):
         try:
             return send(self.inner, request, observer)
         except ProviderError as error:
-            if diagnose(error) is not Failure.CONTEXT_TOO_LONG:
-                raise
-            shorter = self.shorten(request)
+            if diagnose(error) is not Failure.CONTEXT_TOO_LONG or self._compacting.get():
+                raise  # a request made while compacting: the compaction handles it
+            token = self._compacting.set(True)
+            try:
+                shorter = self.shorten(request)
+            finally:
+                self._compacting.reset(token)
             if shorter is None:
                 raise ContextTooLongError(error, compacted=False) from error
             if self.log is not None:

@@ -138,6 +138,28 @@ def test_compacting_shortens_the_history_of_the_run_that_sent_the_request() -> N
     assert clock.sleeps == []  # compaction is not a wait
 
 
+def test_a_compaction_that_asks_the_same_model_is_not_compacted_again() -> None:
+    """Chapter 8 asks the model for a summary; if that is too long too, the compaction hears
+    it (and gives up, here) instead of compacting inside its own compaction, forever."""
+    heard: list[str] = []
+    holder: list[CompactOnOverflow] = []
+
+    def summarise_then_shorten(request: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        try:
+            holder[0].complete({"model": "m", "messages": [{"role": "user", "content": "sum"}]})
+        except ProviderError as error:
+            heard.append(str(error)[:8])
+            return None
+        return request
+
+    with ChatServer([TOO_LONG, TOO_LONG, OK]) as server:
+        holder.append(CompactOnOverflow(plain_model(server.base_url), summarise_then_shorten))
+        with pytest.raises(ContextTooLongError):
+            ask(holder[0])
+        assert len(server.completion_requests()) == 2  # the request, the summary request
+    assert heard == ["HTTP 400"]
+
+
 def test_without_a_run_there_is_nothing_to_compact() -> None:
     shorten = compacting(CurrentRun(), lambda run: True)
     assert shorten({"messages": []}) is None
