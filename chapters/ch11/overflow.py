@@ -23,7 +23,7 @@ the request is built again from it, as the loop would have built it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -34,6 +34,7 @@ from shared.agent import Feature, Run
 from shared.completion import ExchangeObserver, ModelClient
 from shared.contract import ContractChecker
 from shared.errors import ProviderError
+from shared.messages import Message
 
 # Given the request a provider found too long: a shorter one to send once more, or None.
 Shorten = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
@@ -46,7 +47,7 @@ class ContextTooLongError(ProviderError):
         why = (
             "still too long after compacting the history once"
             if compacted
-            else "and there was nothing to compact"
+            else "and it could not be compacted"
         )
         super().__init__(
             f"{error} ({why}: start a new session, ask for less at a time, "
@@ -114,12 +115,22 @@ def compacting(current: CurrentRun, compact: Callable[[Run], bool]) -> Shorten:
     `compact(run)` shortens `run.history` in place (chapter 8) and says whether
     it could; the shorter request is the old one with its messages built again
     from the history, checked against the message contract as every request is.
+    Only a request that is the run's history as it stands is compacted: one
+    with more in it (chapter 8's own summary request, a continuation) was sent
+    by someone who handles a refusal themselves.
     """
 
     def shorten(request: Mapping[str, Any]) -> Mapping[str, Any] | None:
         run = current.run
-        if run is None or not compact(run):
+        if run is None or request.get("messages") != _sent(run.history):
+            return None  # not the run's own next request (a summary, say): its sender decides
+        if not compact(run):
             return None
-        return {**request, "messages": ContractChecker().check(run.history).messages}
+        return {**request, "messages": _sent(run.history)}
 
     return shorten
+
+
+def _sent(history: Sequence[Message]) -> list[dict[str, Any]]:
+    """The messages of a request built from `history`, as the loop builds them."""
+    return ContractChecker().check(history).messages

@@ -23,7 +23,7 @@ from shared.agent import AgentSpec, Run
 from shared.calls import CallPipeline
 from shared.errors import ProviderError
 from shared.messages import Message, SystemMessage, UserMessage
-from shared.scripted import response
+from shared.scripted import ScriptedModel, response
 from shared.tools import ToolRegistry
 
 TOO_LONG = Reply(errors.OPENAI_CONTEXT.status, errors.OPENAI_CONTEXT.body)
@@ -75,7 +75,7 @@ def test_still_too_long_after_compacting_ends_the_run() -> None:
 def test_nothing_to_compact_ends_the_run_at_once() -> None:
     error, sent, _, _ = through([TOO_LONG, OK], Shortener(can=False))
     assert isinstance(error, ContextTooLongError)
-    assert "nothing to compact" in str(error) and "\n" not in str(error)
+    assert "could not be compacted" in str(error) and "\n" not in str(error)
     assert len(sent) == 1
 
 
@@ -163,3 +163,31 @@ def test_a_compaction_that_asks_the_same_model_is_not_compacted_again() -> None:
 def test_without_a_run_there_is_nothing_to_compact() -> None:
     shorten = compacting(CurrentRun(), lambda run: True)
     assert shorten({"messages": []}) is None
+
+
+def test_only_the_runs_own_next_request_is_compacted() -> None:
+    """A request with more than the history (chapter 8's summary request, a continuation)
+    was sent by someone who handles its refusal: the run's history is left alone."""
+    current = CurrentRun()
+    compacted: list[str] = []
+
+    def compact(run: Run) -> bool:
+        compacted.append(run.prompt)
+        return True
+
+    spec = AgentSpec(
+        model=ScriptedModel([]),
+        tools=ToolRegistry(),
+        calls=CallPipeline(),
+        console=recording_console(),
+        system_prompt="sys",
+    )
+    run = Run(spec, "go", [SystemMessage(content="sys"), UserMessage(content="go")])
+    current.before_request(run)
+    shorten = compacting(current, compact)
+    own = [m.wire for m in run.history]
+    summary = [*own, {"role": "user", "content": "[compact] summarise"}]
+    assert shorten({"messages": summary}) is None
+    assert compacted == []
+    assert shorten({"messages": own}) == {"messages": own}
+    assert compacted == ["go"]
