@@ -41,10 +41,21 @@ KNOWN_FINISH_REASONS = ("stop", "tool_calls", "length", "content_filter")
 
 
 class ModelClient(Protocol):
-    """Anything that turns a Chat Completions request body into a response body."""
+    """Anything that turns a Chat Completions request body into a response body.
 
-    name: str  # the model id written into the request
-    label: str  # how the console names it; a scripted model says so here
+    The name and label are only read, so a client may compute them: a client
+    that wraps another names the model it sends to now.
+    """
+
+    @property
+    def name(self) -> str:
+        """The model id written into the request."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """How the console names it; a scripted model says so here."""
+        ...
 
     def complete(self, request: Mapping[str, Any]) -> Mapping[str, Any]: ...
 
@@ -74,7 +85,10 @@ class ReportingModelClient(ModelClient, Protocol):
     response body `complete` returns, so the same parser reads it.
     """
 
-    request_fields: Mapping[str, Any]  # added to every request this client is sent
+    @property
+    def request_fields(self) -> Mapping[str, Any]:
+        """Added to every request this client is sent."""
+        ...
 
     def complete_reporting(
         self, request: Mapping[str, Any], observer: ExchangeObserver

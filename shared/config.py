@@ -5,6 +5,12 @@ else from `.env` in the working directory; the environment wins. A value that
 is blank (whitespace counts) is treated as unset, so an exported empty variable
 does not hide the value in `.env`.
 
+A second endpoint (another model to use beside or instead of the first) is
+named by a prefix in place of `OPENAI_`: `load_optional_settings` reads
+`<prefix>MODEL`, `<prefix>BASE_URL` and `<prefix>API_KEY` the same way and
+validates them with the same rules; the URL and the key default to the first
+endpoint's, and without `<prefix>MODEL` there is no second endpoint.
+
 Nothing is read at import: `load_settings` is called by the CLI, with the
 environment and the folder passed in, which is also how tests call it.
 """
@@ -16,10 +22,19 @@ from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+)
 
 from shared.errors import ConfigError
 
+PREFIX = "OPENAI_"
 SETTING_NAMES = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL")
 EXAMPLE_BASE_URL = "https://api.openai.com/v1"
 MISSING_HINT = (
@@ -28,19 +43,23 @@ MISSING_HINT = (
 )
 
 
-def _check_base_url(url: str) -> str:
+def _check_base_url(url: str, info: ValidationInfo) -> str:
+    name = f"{_prefix(info)}BASE_URL"  # the name the user set, for a second endpoint too
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(
-            f"OPENAI_BASE_URL must be an http(s) URL such as {EXAMPLE_BASE_URL} (got {url!r})"
-        )
+        raise ValueError(f"{name} must be an http(s) URL such as {EXAMPLE_BASE_URL} (got {url!r})")
     if parts.path.rstrip("/").endswith("/chat/completions"):
         root = url.rstrip("/").removesuffix("/chat/completions")
         raise ValueError(
-            "OPENAI_BASE_URL must not end in /chat/completions: the SDK appends that path. "
+            f"{name} must not end in /chat/completions: the SDK appends that path. "
             f"Use {root}, not {url}"
         )
     return url.rstrip("/")
+
+
+def _prefix(info: ValidationInfo) -> str:
+    context = info.context if isinstance(info.context, Mapping) else {}
+    return str(context.get("prefix", PREFIX))
 
 
 class Settings(BaseModel):
@@ -53,18 +72,57 @@ class Settings(BaseModel):
 
 def load_settings(environ: Mapping[str, str], cwd: Path) -> Settings:
     """Merge `.env` under the environment, then validate; raise `ConfigError` with every problem."""
-    dotenv = _read_dotenv(cwd)
+    present = _present(SETTING_NAMES, environ, _read_dotenv(cwd))
+    missing = [name for name in SETTING_NAMES if name not in present]
+    problems = [f"Missing required settings: {', '.join(missing)}{MISSING_HINT}"] if missing else []
+    return _validated(present, PREFIX, problems)
+
+
+def load_optional_settings(
+    environ: Mapping[str, str], cwd: Path, *, prefix: str, defaults: Settings
+) -> Settings | None:
+    """A second endpoint's settings, named by `prefix` (`OPENAI_` becomes `prefix`).
+
+    None when `<prefix>MODEL` is not set. Its URL and key default to those of
+    `defaults` (the first endpoint's), and are validated by the same rules; a
+    URL or key set without a model is an error, not silently ignored.
+    """
+    names = tuple(prefix + name.removeprefix(PREFIX) for name in SETTING_NAMES)
+    base_url, api_key, model = names
+    given = _present(names, environ, _read_dotenv(cwd))
+    if model not in given:
+        if given:
+            raise ConfigError(
+                f"{' and '.join(sorted(given))} set without {model}: set {model} too, "
+                f"or remove {'them' if len(given) > 1 else 'it'}"
+            )
+        return None
+    values = {
+        "OPENAI_BASE_URL": given.get(base_url, defaults.base_url),
+        "OPENAI_API_KEY": given.get(api_key, defaults.api_key.get_secret_value()),
+        "OPENAI_MODEL": given[model],
+    }
+    return _validated(values, prefix, [])
+
+
+def _present(
+    names: tuple[str, ...], environ: Mapping[str, str], dotenv: Mapping[str, str]
+) -> dict[str, str]:
+    """Each name's value, the environment winning over `.env`; blank counts as unset."""
     present: dict[str, str] = {}
-    for name in SETTING_NAMES:
-        for source in (environ, dotenv):  # the environment wins over .env
+    for name in names:
+        for source in (environ, dotenv):
             value = (source.get(name) or "").strip()
             if value:
                 present[name] = value
                 break
-    missing = [name for name in SETTING_NAMES if name not in present]
-    problems = [f"Missing required settings: {', '.join(missing)}{MISSING_HINT}"] if missing else []
+    return present
+
+
+def _validated(values: Mapping[str, str], prefix: str, problems: list[str]) -> Settings:
+    """`Settings` from values under the `OPENAI_` names; problems name the `prefix` ones."""
     try:
-        settings = Settings.model_validate(present)
+        settings = Settings.model_validate(values, context={"prefix": prefix})
     except ValidationError as error:
         problems += [_describe(item) for item in error.errors() if item["type"] != "missing"]
         raise ConfigError(". ".join(problems)) from None

@@ -70,9 +70,9 @@ def python_files(*folders: str) -> list[Path]:
 
 
 def test_the_one_loop_is_chapter_1s_and_nothing_else_asks_the_model() -> None:
-    """Only the loop sends a run's requests: no chapter restates it. The one request sent
-    beside them, chapter 8's summary of an overfull context, goes through the same
-    `ask_model` (named "compaction" in the trace), not around it."""
+    """Only the loop sends a run's requests: no chapter restates it. Two requests are sent
+    beside them, each through the same `ask_model`, not around it: chapter 8's summary of
+    an overfull context, and chapter 11's request for the rest of a reply the loop is on."""
     asking = [
         path.relative_to(REPOSITORY).as_posix()
         for path in python_files("chapters", "shared")
@@ -81,6 +81,7 @@ def test_the_one_loop_is_chapter_1s_and_nothing_else_asks_the_model() -> None:
     assert asking == [
         "chapters/ch01/loop.py",
         "chapters/ch08/compaction.py",
+        "chapters/ch11/continuation.py",
         "shared/completion.py",
     ]
 

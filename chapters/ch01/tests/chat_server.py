@@ -18,7 +18,12 @@ can assert on exactly what went over the wire:
 
 A reply may also be a `StreamReply`: server-sent events, written one at a time
 as a streaming provider sends them (`data:` events, `:` comments, or a stream
-that stops half-way), with a hook that runs before each event.
+that stops half-way), with a hook that runs before each event; or `HangUp()`,
+which closes the connection without a word (a dropped connection).
+
+Requests past the end of the script get a 500 naming the mistake, unless the
+server was given `respond`: a function that answers each of them from what it
+asked (a server that fails at random, say, for a benchmark).
 """
 
 from __future__ import annotations
@@ -67,6 +72,11 @@ class StreamReply:
     before_event: Callable[[int], None] | None = None
 
 
+@dataclass(frozen=True)
+class HangUp:
+    """No answer at all: the server reads the request and closes the connection."""
+
+
 SSE_DONE = "data: [DONE]\n\n"
 
 
@@ -81,7 +91,9 @@ def sse_comment(text: str) -> str:
     return f": {text}\n\n"
 
 
-ScriptedReply = Reply | StreamReply | tuple[int, Body] | tuple[int, Body, Mapping[str, str]]
+ScriptedReply = (
+    Reply | StreamReply | HangUp | tuple[int, Body] | tuple[int, Body, Mapping[str, str]]
+)
 
 
 @dataclass(frozen=True)
@@ -96,8 +108,11 @@ class RecordedRequest:
     body: Any
 
 
-def as_reply(reply: ScriptedReply) -> Reply | StreamReply:
-    if isinstance(reply, Reply | StreamReply):
+Responder = Callable[[RecordedRequest], ScriptedReply]  # answers a request past the script
+
+
+def as_reply(reply: ScriptedReply) -> Reply | StreamReply | HangUp:
+    if isinstance(reply, Reply | StreamReply | HangUp):
         return reply
     if len(reply) == 2:
         return Reply(reply[0], reply[1])
@@ -114,8 +129,11 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = False
     block_on_close = True
 
-    def __init__(self, replies: Sequence[Reply | StreamReply]) -> None:
+    def __init__(
+        self, replies: Sequence[Reply | StreamReply | HangUp], respond: Responder | None
+    ) -> None:
         self.replies = list(replies)
+        self.respond = respond
         self.requests: list[RecordedRequest] = []
         self.lock = threading.Lock()
         super().__init__((HOST, 0), _Handler)
@@ -131,9 +149,11 @@ class _Server(ThreadingHTTPServer):
         with self.lock:
             self.requests.append(request)
 
-    def next_reply(self) -> Reply | StreamReply:
+    def next_reply(self, request: RecordedRequest) -> Reply | StreamReply | HangUp:
         with self.lock:
             answered = sum(1 for r in self.requests if r.path.endswith(COMPLETIONS_SUFFIX))
+            if answered > len(self.replies) and self.respond is not None:
+                return as_reply(self.respond(request))
             if answered > len(self.replies):
                 return Reply(
                     500,
@@ -169,21 +189,22 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         path = self.path.split("?", 1)[0]
-        self.server.record(
-            RecordedRequest(
-                method=self.command,
-                path=path,
-                headers={name.lower(): value for name, value in self.headers.items()},
-                raw=raw,
-                body=body,
-            )
+        request = RecordedRequest(
+            method=self.command,
+            path=path,
+            headers={name.lower(): value for name, value in self.headers.items()},
+            raw=raw,
+            body=body,
         )
-        reply: Reply | StreamReply
+        self.server.record(request)
+        reply: Reply | StreamReply | HangUp
         if self.command == "POST" and path.endswith(COMPLETIONS_SUFFIX):
-            reply = self.server.next_reply()
+            reply = self.server.next_reply(request)
         else:
             reply = Reply(404, openai_error(f"Invalid URL ({self.command} {path})"))
-        if isinstance(reply, StreamReply):
+        if isinstance(reply, HangUp):
+            self.close_connection = True  # nothing written: the client sees the connection drop
+        elif isinstance(reply, StreamReply):
             self._stream(reply)
         else:
             self._send(reply)
@@ -222,13 +243,16 @@ class _Handler(BaseHTTPRequestHandler):
 class ChatServer:
     """Serves scripted Chat Completions replies from a daemon thread while in a `with` block."""
 
-    def __init__(self, replies: Sequence[ScriptedReply] = ()) -> None:
+    def __init__(
+        self, replies: Sequence[ScriptedReply] = (), *, respond: Responder | None = None
+    ) -> None:
         self._replies = [as_reply(reply) for reply in replies]
+        self._respond = respond
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> ChatServer:
-        self._server = _Server(self._replies)
+        self._server = _Server(self._replies, self._respond)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             args=(POLL_INTERVAL_SECONDS,),
