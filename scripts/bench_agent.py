@@ -200,6 +200,14 @@ def ended_in_a_loop(log: str) -> bool:
     return len(blocks) >= 4 and len(set(blocks[-4:])) == 1
 
 
+def mini_calls(trajectory: Path) -> int:
+    try:
+        info = json.loads(trajectory.read_text(encoding="utf-8"))["info"]
+        return int(info["model_stats"]["api_calls"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
 def course_command(chapter: int, task: Task, max_turns: int) -> list[str]:
     return [
         *(sys.executable, "-m", "tutorial", "run", "--chapter", str(chapter)),
@@ -207,9 +215,13 @@ def course_command(chapter: int, task: Task, max_turns: int) -> list[str]:
     ]
 
 
-def mini_command(mini: str, task: Task, model: str, max_turns: int) -> list[str]:
-    return [mini, "-t", task.prompt, "--model", f"openai/{model}", "--yolo", "--exit-immediately",
-            "-c", "mini.yaml", "--cost-limit", "0"]  # fmt: skip
+def mini_command(mini: str, task: Task, model: str, base_url: str, max_turns: int) -> list[str]:
+    """mini-swe-agent's own CLI, pointed at the same server; its trajectory says how many calls."""
+    return [
+        *(mini, "-t", task.prompt, "-m", f"openai/{model}", "--yolo", "-l", "0"),
+        *("-c", "mini.yaml", "-c", f"model.model_kwargs.api_base={base_url}"),
+        *("-c", f"agent.step_limit={max_turns}", "--exit-immediately", "-o", "trajectory.json"),
+    ]
 
 
 def run_once(command: list[str], task: Task, env: Mapping[str, str], timeout: float) -> Outcome:
@@ -228,7 +240,8 @@ def run_once(command: list[str], task: Task, env: Mapping[str, str], timeout: fl
         except subprocess.TimeoutExpired as expired:
             log = str(expired.stderr or "")
         seconds = time.perf_counter() - started
-        requests = log.count("等待模型 waiting for") or log.count("\n")  # mini: lines, roughly
+        requests = log.count("等待模型 waiting for") or mini_calls(folder / "trajectory.json")
+        (folder / "trajectory.json").unlink(missing_ok=True)  # not part of the task's files
         return Outcome(task.check(folder), seconds, requests, ended_in_a_loop(log))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -252,7 +265,8 @@ def main() -> int:
         "OPENAI_BASE_URL": args.base_url,
         "OPENAI_API_KEY": args.api_key,
         "OPENAI_MODEL": args.model,
-        "OPENAI_API_BASE": args.base_url,  # what mini-swe-agent's litellm reads
+        "MSWEA_CONFIGURED": "true",  # mini-swe-agent: no first-run questions
+        "MSWEA_COST_TRACKING": "ignore_errors",  # a local model has no price
         "PYTHONPATH": str(ROOT),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
@@ -260,7 +274,9 @@ def main() -> int:
         f"chapter {n}": (lambda t, n=n: course_command(n, t, args.max_turns)) for n in args.chapters
     }
     if args.mini:
-        agents["mini-swe-agent"] = lambda t: mini_command(args.mini, t, args.model, args.max_turns)
+        agents["mini-swe-agent"] = lambda t: mini_command(
+            args.mini, t, args.model, args.base_url, args.max_turns
+        )
     day = time.strftime("%Y-%m-%d")
     print(f"model {args.model} at {args.base_url}; {args.runs} runs per task; {day}")
     print(f"{'task':<22}{'agent':<16}{'passed':>8}{'median s':>10}{'requests':>10}{'looped':>8}")
