@@ -136,9 +136,8 @@ def ask_model(
     checked = (contract or ContractChecker()).check(history)
     request = build_request(model.name, checked.messages, snapshot)
     request.update(fields or {})
+    request.update(client_fields(model))  # what the client adds (a bound, `stream`): traced too
     reporting = model if isinstance(model, ReportingModelClient) else None
-    if reporting is not None:
-        request.update(reporting.request_fields)
     named = f"{purpose} " if purpose else ""
     observer.request_sent(f"{named}request {turn}", request)
     waiting = f"turn {turn}, {purpose}" if purpose else f"turn {turn}"
@@ -156,6 +155,12 @@ def ask_model(
     if reply.message.tool_calls and reply.message.content:
         observer.said_while_calling(reply.message.content)
     return reply
+
+
+def client_fields(model: ModelClient) -> Mapping[str, Any]:
+    """The fields a client adds to every request it is sent (`max_tokens`, `stream`), if any."""
+    fields = getattr(model, "request_fields", None)
+    return fields if isinstance(fields, Mapping) else {}
 
 
 def build_request(

@@ -36,6 +36,11 @@ from shared.errors import ConfigError
 
 PREFIX = "OPENAI_"
 SETTING_NAMES = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL")
+OPTIONAL_NAMES = ("OPENAI_MAX_TOKENS",)
+# A bound on every reply: a runaway reply ends at the output limit instead of using up
+# the request's time. 2,048 tokens take about 7 minutes at 5 tokens a second, inside
+# the 10-minute request timeout; a reply cut there says so (finish_reason "length").
+DEFAULT_MAX_TOKENS = 2048
 EXAMPLE_BASE_URL = "https://api.openai.com/v1"
 MISSING_HINT = (
     " (set them in the environment or in .env in this folder, see .env.example;"
@@ -68,12 +73,15 @@ class Settings(BaseModel):
     base_url: Annotated[str, AfterValidator(_check_base_url)] = Field(alias="OPENAI_BASE_URL")
     api_key: SecretStr = Field(alias="OPENAI_API_KEY")  # SecretStr: never printed by accident
     model: str = Field(alias="OPENAI_MODEL")
+    max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, alias="OPENAI_MAX_TOKENS", ge=1)
 
 
 def load_settings(environ: Mapping[str, str], cwd: Path) -> Settings:
     """Merge `.env` under the environment, then validate; raise `ConfigError` with every problem."""
-    present = _present(SETTING_NAMES, environ, _read_dotenv(cwd))
+    dotenv = _read_dotenv(cwd)
+    present = _present(SETTING_NAMES, environ, dotenv)
     missing = [name for name in SETTING_NAMES if name not in present]
+    present.update(_present(OPTIONAL_NAMES, environ, dotenv))
     problems = [f"Missing required settings: {', '.join(missing)}{MISSING_HINT}"] if missing else []
     return _validated(present, PREFIX, problems)
 
@@ -101,6 +109,7 @@ def load_optional_settings(
         "OPENAI_BASE_URL": given.get(base_url, defaults.base_url),
         "OPENAI_API_KEY": given.get(api_key, defaults.api_key.get_secret_value()),
         "OPENAI_MODEL": given[model],
+        "OPENAI_MAX_TOKENS": str(defaults.max_tokens),  # one bound for every reply of the run
     }
     return _validated(values, prefix, [])
 
@@ -124,7 +133,9 @@ def _validated(values: Mapping[str, str], prefix: str, problems: list[str]) -> S
     try:
         settings = Settings.model_validate(values, context={"prefix": prefix})
     except ValidationError as error:
-        problems += [_describe(item) for item in error.errors() if item["type"] != "missing"]
+        problems += [
+            _describe(item, prefix) for item in error.errors() if item["type"] != "missing"
+        ]
         raise ConfigError(". ".join(problems)) from None
     return settings
 
@@ -138,6 +149,11 @@ def _read_dotenv(cwd: Path) -> dict[str, str]:
     return {name: value for name, value in dotenv_values(path).items() if value is not None}
 
 
-def _describe(item: Mapping[str, object]) -> str:
+def _describe(item: Mapping[str, object], prefix: str) -> str:
+    """The problem in the user's words: a URL's message names it already; others get the name."""
     message = str(item["msg"])
-    return message.removeprefix("Value error, ")
+    if message.startswith("Value error, "):
+        return message.removeprefix("Value error, ")
+    where = item.get("loc") or ()
+    name = str(where[0]) if isinstance(where, tuple) and where else ""
+    return f"{prefix}{name.removeprefix(PREFIX)}: {message}" if name else message

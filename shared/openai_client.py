@@ -37,12 +37,19 @@ class OpenAIChatModel:
         self.timeout = timeout
         self._client: OpenAI | None = None
 
+    @property
+    def request_fields(self) -> Mapping[str, Any]:
+        """Added to every request: a bound on the reply (`OPENAI_MAX_TOKENS`)."""
+        return {"max_tokens": self.settings.max_tokens}
+
     def complete(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         import openai
 
         client = self._client or self._connect()
         try:
-            raw = client.chat.completions.with_raw_response.create(**request)
+            raw = client.chat.completions.with_raw_response.create(
+                **{**self.request_fields, **request}
+            )
             text = raw.http_response.text
         except (openai.APIStatusError, openai.APIConnectionError) as error:
             raise self.provider_error(error) from None

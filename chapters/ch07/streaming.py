@@ -47,11 +47,13 @@ class StreamingChatModel(OpenAIChatModel):
         include_usage: bool = True,
     ) -> None:
         super().__init__(settings, timeout=timeout)
-        self.request_fields: Mapping[str, Any] = (
-            {"stream": True, "stream_options": {"include_usage": True}}
-            if include_usage
-            else {"stream": True}
-        )
+        self.include_usage = include_usage
+
+    @property
+    def request_fields(self) -> Mapping[str, Any]:
+        """The plain client's fields (its bound on the reply), plus asking for a stream."""
+        streamed = {"stream": True, "stream_options": {"include_usage": True}}
+        return {**super().request_fields, **(streamed if self.include_usage else {"stream": True})}
 
     def complete(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         return self.complete_reporting({**request, **self.request_fields}, None)

@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from shared.completion import ExchangeObserver, ModelClient, ReportingModelClient
+from shared.completion import ExchangeObserver, ModelClient, ReportingModelClient, client_fields
 
 if TYPE_CHECKING:
     from chapters.ch11.failures import Failure
@@ -94,8 +94,8 @@ def send(
 
 
 def fields_of(model: ModelClient) -> Mapping[str, Any]:
-    """The fields a reporting client adds to every request (`stream: true`); none otherwise."""
-    return model.request_fields if isinstance(model, ReportingModelClient) else {}
+    """The fields a client adds to every request (`max_tokens`, `stream: true`), if any."""
+    return client_fields(model)
 
 
 class ModelWrapper:

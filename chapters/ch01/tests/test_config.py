@@ -100,3 +100,18 @@ def test_a_url_ending_in_chat_completions_gets_the_fix_for_that_url(
 def test_a_trailing_slash_is_harmless(tmp_path: Path) -> None:
     settings = load_settings({**GOOD, "OPENAI_BASE_URL": "http://127.0.0.1:8080/v1/"}, tmp_path)
     assert settings.base_url == "http://127.0.0.1:8080/v1"
+
+
+def test_the_reply_bound_has_a_default_and_can_be_set(tmp_path: Path) -> None:
+    assert load_settings(GOOD, tmp_path).max_tokens == 2048
+    assert load_settings({**GOOD, "OPENAI_MAX_TOKENS": "512"}, tmp_path).max_tokens == 512
+    (tmp_path / ".env").write_text("OPENAI_MAX_TOKENS=1024\n", encoding="utf-8")
+    assert load_settings(GOOD, tmp_path).max_tokens == 1024  # .env, under the environment
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "lots"])
+def test_a_reply_bound_that_is_not_a_positive_number_is_a_config_error(
+    value: str, tmp_path: Path
+) -> None:
+    line = problem({**GOOD, "OPENAI_MAX_TOKENS": value}, tmp_path)
+    assert line.startswith("配置错误: ") and "OPENAI_MAX_TOKENS" in line

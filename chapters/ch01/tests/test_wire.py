@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from chapters.ch01.agent import build_agent
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer, ScriptedReply, openai_error
-from chapters.ch01.tests.harness import BASH, FakeRunner, plain_console
+from chapters.ch01.tests.harness import BASH, FakeRunner, plain_console, printed
 from shared.approval import ScriptedApprover
 from shared.config import Settings
 from shared.errors import ProviderError
@@ -271,3 +271,30 @@ def test_cli_prints_one_line_for_a_provider_error(
     assert "OPENAI_API_KEY" in error_lines[0]
     assert len(server.requests) == 1
     assert server.requests[0].headers["authorization"] == f"Bearer {API_KEY}"
+
+
+def test_every_request_bounds_the_reply_and_the_trace_shows_it() -> None:
+    """A runaway reply ends at the output limit instead of using up the request's time."""
+    console = plain_console()
+    console.tracing = True
+    with ChatServer([(200, response("hi"))]) as server:
+        settings = Settings.model_validate(
+            {
+                "OPENAI_BASE_URL": server.base_url,
+                "OPENAI_API_KEY": API_KEY,
+                "OPENAI_MODEL": MODEL,
+                "OPENAI_MAX_TOKENS": "500",
+            }
+        )
+        agent = build_agent(
+            model=OpenAIChatModel(settings, timeout=10.0),
+            console=console,
+            approver=ScriptedApprover([]),
+            cwd=Path.cwd(),
+            runner=FakeRunner(),
+            shell=BASH,
+        )
+        assert run_agent("hi", agent) == "hi"
+        (sent,) = server.completion_requests()
+    assert sent.body["max_tokens"] == 500
+    assert '"max_tokens": 500' in printed(console)  # what --trace shows is what was sent
