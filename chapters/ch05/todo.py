@@ -2,8 +2,9 @@
 
 `todo_write` takes the complete list every time, never a patch. A model that
 forgot what the list holds can still send a correct one, a stale patch cannot
-corrupt it, and the rules (ids unique, at most one item in progress, at most
-30 items) are checked on one whole list at once.
+corrupt it, and the rules (ids unique, at most 30 items) are checked on one
+whole list at once. A list with more than one item in progress is accepted with
+the first one kept in progress (see `one_in_progress`).
 
 The list lives in a `TodoPlan` object that the loop also holds: the loop reads
 it to remind a model that stopped updating it, and to say at the end which
@@ -64,15 +65,33 @@ class TodoArgs(BaseModel):
         repeated = [item_id for item_id, n in Counter(t.id for t in todos).items() if n > 1]
         if repeated:
             problems.append(f"ids must be unique; used more than once: {_names(repeated)}")
-        busy = [t.id for t in todos if t.status is Status.IN_PROGRESS]
-        if len(busy) > 1:
-            problems.append(
-                f"at most one item may be in_progress, not {len(busy)} ({_names(busy)}); "
-                "finish one first and keep the others pending"
-            )
         if problems:
             raise PydanticCustomError("todo_list", "; ".join(problems))
         return todos
+
+
+def one_in_progress(items: Sequence[TodoItem]) -> tuple[list[TodoItem], str | None]:
+    """At most one item in progress: the first one keeps it, the others become pending.
+
+    The rule is the point (a plan says what is being done now), but rejecting a
+    whole list for breaking it cost a small model its task: it sent the same
+    list again and again and never got to the work. So the list is accepted as
+    far as it can be, and the result says what the harness changed.
+    """
+    busy = [item.id for item in items if item.status is Status.IN_PROGRESS]
+    if len(busy) <= 1:
+        return list(items), None
+    kept = [
+        item.model_copy(update={"status": Status.PENDING})
+        if item.status is Status.IN_PROGRESS and item.id != busy[0]
+        else item
+        for item in items
+    ]
+    note = (
+        f"Note: {len(busy)} items were in_progress ({_names(busy)}); only one can be. "
+        f"The harness kept {_names(busy[:1])} in_progress and made the others pending."
+    )
+    return kept, note
 
 
 def _names(ids: Sequence[str]) -> str:
@@ -160,8 +179,10 @@ def make_todo_tool(plan: TodoPlan) -> PydanticTool:
     """
 
     def write(args: TodoArgs) -> ToolResult:
-        plan.replace(args.todos)
-        return ToolResult.success(f"{plan.render()}\n{_next_step(plan)}")
+        items, changed = one_in_progress(args.todos)
+        plan.replace(items)
+        said = [plan.render(), *([changed] if changed else []), _next_step(plan)]
+        return ToolResult.success("\n".join(said))
 
     return PydanticTool(
         name=TODO_TOOL,

@@ -42,7 +42,7 @@ from chapters.ch05.todo import TODO_TOOL
 from shared.decisions import Decision
 from shared.errors import AgentLimitError
 from shared.messages import AssistantMessage
-from shared.scripted import response
+from shared.scripted import response, tool_call
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
@@ -125,17 +125,30 @@ def test_a_todo_write_beside_other_calls_also_starts_the_count_again(tmp_path: P
 
 def test_a_rejected_todo_write_does_not_start_the_count_again(tmp_path: Path) -> None:
     agent = make_agent(tmp_path, remind_after=3)
-    two_in_progress = [item("1", "a", "in_progress"), item("2", "b", "in_progress")]
+    repeated_ids = [item("1", "a", "in_progress"), item("1", "b")]
     agent.run(
         turn(todo("p1", *FRESH)),
         *silent(1),
-        turn(todo("p2", *two_in_progress)),  # reply 3: rejected
+        turn(todo("p2", *repeated_ids)),  # reply 3: rejected
         *silent(1, start=200),
         DONE,
     )
     assert agent.result("p2").startswith("invalid_arguments: ")
     assert reminded_at(agent.requests) == [5]
     assert agent.plan.as_json() == list(FRESH)  # the rejected list changed nothing
+
+
+def test_a_plan_with_two_items_in_progress_does_not_hold_up_the_task(tmp_path: Path) -> None:
+    """A small model sent such a list again and again while it was rejected whole; now it
+    is accepted the first time and the work goes on."""
+    agent = make_agent(tmp_path, mode=Mode.ACCEPT_EDITS)
+    busy = [item("1", "Write the file", "in_progress"), item("2", "Check it", "in_progress")]
+    write_it = tool_call("w1", "write_file", json.dumps({"path": "out.txt", "content": "x\n"}))
+    agent.run(turn(todo("p1", *busy)), turn(write_it), DONE)
+    assert agent.result("p1").startswith("plan: 0 of 2 completed\n[>] 1. Write the file\n[ ] 2.")
+    assert "The harness kept \"1\" in_progress" in agent.result("p1")
+    assert (agent.workspace.root / "out.txt").read_text(encoding="utf-8") == "x\n"
+    assert len(agent.requests) == 3  # the plan went in once; nothing was sent twice
 
 
 def test_a_todo_write_denied_by_a_hook_does_not_start_the_count_again(tmp_path: Path) -> None:
