@@ -18,6 +18,7 @@ from typing import Any
 from chapters.ch01.loop import run_agent
 from chapters.ch08.tests.support import emit_tool
 from chapters.ch09.memory import MEMORY_FOLDER
+from chapters.ch09.resume import Resumed, resume_session
 from chapters.ch09.session_log import SessionLog
 from shared.agent import AgentSpec, Feature
 from shared.calls import CallPipeline
@@ -59,13 +60,14 @@ def spec(
 
 
 class Session:
-    """Runs of one workspace's sessions."""
+    """Runs of one workspace's sessions: a first run, then resumed ones."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.console = plain_console()
         self.models: list[ScriptedModel] = []
         self.log: SessionLog | None = None
+        self.resumed: Resumed | None = None
 
     def start(
         self,
@@ -84,6 +86,25 @@ class Session:
         self.models.append(model)
         agent = spec(model, self.console, [*before, self.log, *after])
         return run_agent(prompt, agent, history=history)
+
+    def resume(
+        self,
+        prompt: str,
+        steps: Sequence[Step],
+        wanted: str | None = None,
+        *,
+        now: datetime = RESUMED,
+        before: Sequence[Feature] = (),
+    ) -> str:
+        """A later run that goes on with a session (the most recent, or `wanted`)."""
+        self.resumed = resume_session(
+            self.root, wanted, chapter=CHAPTER, console=self.console, now=now
+        )
+        self.log = self.resumed.log
+        model = ScriptedModel(steps)
+        self.models.append(model)
+        agent = spec(model, self.console, [*before, self.resumed.log])
+        return run_agent(prompt, agent, history=self.resumed.history)
 
     @property
     def first_request(self) -> list[dict[str, Any]]:
