@@ -39,6 +39,10 @@ request, it writes their result before the request goes out; listed anywhere,
 it writes it before the next message. What the log holds is `logged`: exactly
 what a reader rebuilds from the file, so a line that could not be written is
 never counted as there.
+
+A log belongs to one agent's runs: the person's. A sub-agent's history is its
+own and short-lived, so its features never include the log (it would write the
+child's history over the parent's).
 """
 
 from __future__ import annotations
