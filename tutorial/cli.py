@@ -1,4 +1,4 @@
-"""The dispatcher: `python -m tutorial run|list|diff|permissions|agents|prompt`.
+"""The dispatcher: `python -m tutorial run|list|diff|permissions|agents|prompt|sessions`.
 
 `run --chapter N ...` hands every option after the chapter number to chapter
 N's own command, so `python -m tutorial run --chapter 1 --prompt x` and
@@ -40,7 +40,7 @@ class _Dispatcher(FriendlyGroup):
         if name not in self.commands:
             raise click.UsageError(
                 f"Unknown command: {name}. Expected command: run "
-                "(others: list, diff, permissions, agents, prompt)"
+                "(others: list, diff, permissions, agents, prompt, sessions)"
             )
         return super().resolve_command(ctx, args)
 
@@ -56,6 +56,7 @@ def cli() -> None:
       python -m tutorial diff --chapter 1
       python -m tutorial permissions check --chapter 3 'shell(git push)'
       python -m tutorial agents --chapter 6
+      python -m tutorial sessions --chapter 9
     """
 
 
@@ -147,6 +148,28 @@ def prompt(chapter: int | None, prompt_args: tuple[str, ...]) -> None:
             f"Chapter {chapter} sends a fixed prompt; it is assembled from chapter 10 on"
         )
     _invoke(command, f"{PROG_NAME} prompt --chapter {chapter}", list(prompt_args))
+
+
+@cli.command(
+    name="sessions",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True},
+    add_help_option=False,
+)
+@click.option("--chapter", type=int, help="Whose sessions: chapter 9 or later.")
+@click.argument("sessions_args", nargs=-1, type=click.UNPROCESSED)
+def sessions(chapter: int | None, sessions_args: tuple[str, ...]) -> None:
+    """List the sessions a chapter's run could resume from here; nothing runs."""
+    if chapter is None:
+        if any(word in sessions_args for word in HELP_WORDS):
+            chapter = 9  # its options are every later chapter's too
+        else:
+            raise click.UsageError("--chapter is required, e.g. sessions --chapter 9")
+    command = find_chapter(chapter).command("sessions_command")
+    if command is None:
+        raise click.UsageError(
+            f"Chapter {chapter} keeps no sessions; sessions are kept from chapter 9 on"
+        )
+    _invoke(command, f"{PROG_NAME} sessions --chapter {chapter}", list(sessions_args))
 
 
 @cli.command(name="list")

@@ -14,18 +14,24 @@ written too, marked `"note": "summary"`.
 If a line cannot be written, the run goes on, the console says so once, and
 `intact` turns False for good: the features that shorten the history then
 replace nothing whose only copy would have been here.
+
+A subclass may keep its file in another folder (`folder`) and write lines of
+its own beside the messages (`write_line`), with the same flush-at-once and
+the same say-it-once failure.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import ClassVar
 
 from shared.agent import Feature, Run
+from shared.console import Console
 from shared.messages import Message
 
 TRANSCRIPTS_FOLDER = Path(".tutorial") / "transcripts"  # below the workspace
@@ -39,6 +45,7 @@ def new_run_id(now: datetime | None = None) -> str:
 
 @dataclass
 class Transcript(Feature):
+    folder: ClassVar[Path] = TRANSCRIPTS_FOLDER  # below the workspace
     root: Path  # the workspace
     run_id: str
     failure: str | None = None  # why a line could not be written, once one could not
@@ -47,12 +54,12 @@ class Transcript(Feature):
 
     @property
     def path(self) -> Path:
-        return self.root / TRANSCRIPTS_FOLDER / f"{self.run_id}.jsonl"
+        return self.root / self.folder / f"{self.run_id}.jsonl"
 
     @property
     def shown(self) -> str:
         """The path as the model and the console see it: relative to the workspace."""
-        return (TRANSCRIPTS_FOLDER / f"{self.run_id}.jsonl").as_posix()
+        return (self.folder / f"{self.run_id}.jsonl").as_posix()
 
     @property
     def intact(self) -> bool:
@@ -68,12 +75,16 @@ class Transcript(Feature):
     def on_message(self, run: Run, message: Message) -> None:
         self.record(run, message)
 
-    def record(self, run: Run, message: Message, note: str | None = None) -> None:
-        """Append one line; a failure is said once and remembered, never raised."""
+    def record(self, run: Run, message: Message, note: str | None = None) -> bool:
+        """Append one message's line; False (said once, never raised) if it was not written."""
         self.heard += 1
         line: dict[str, object] = {"turn": run.turn, "message": message.wire}
         if note:
             line["note"] = note
+        return self.write_line(run.agent.console, line)
+
+    def write_line(self, console: Console, line: Mapping[str, object]) -> bool:
+        """Append one JSON line, flushed at once; a failure is said once and remembered."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # A lone surrogate becomes its \u escape: the line stays JSON that reads back the same.
@@ -83,10 +94,11 @@ class Transcript(Feature):
                 file.write(json.dumps(line, ensure_ascii=False) + "\n")
         except OSError as error:
             if self.failure is None:
-                run.agent.console.notice(
+                console.notice(
                     f"harness: cannot write the transcript {self.shown} ({error}); nothing "
                     "in this run's history will be replaced unless it is saved elsewhere"
                 )
             self.failure = str(error)
-            return
+            return False
         self.lines += 1
+        return True
