@@ -14,7 +14,7 @@ import click
 import pytest
 
 from tutorial.catalog import find_chapter
-from tutorial.cli import cli
+from tutorial.cli import CHAPTER_COMMANDS, cli
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("ch*.md"))]
@@ -36,16 +36,20 @@ def parse(command: str) -> None:
     if not args or args == ["--help"]:
         return  # the dispatcher has no options of its own
     name, *rest = args
-    if name == "permissions":
-        name, *rest = rest
-        group = cli.get_command(click.Context(cli), "permissions")
-        assert isinstance(group, click.Group) and name == "check", command
-        check = group.get_command(click.Context(group), "check")
-        assert check is not None
-        sub = check.make_context("check", rest)
-        chapter_check = find_chapter(sub.params["chapter"]).command("check_command")
-        assert chapter_check is not None, f"chapter {sub.params['chapter']} has no check"
-        chapter_check.make_context("check", list(sub.params["check_args"]))
+    words = f"{name} {rest[0]}" if name == "permissions" and rest else name
+    if words in CHAPTER_COMMANDS:  # permissions check, agents, prompt, sessions
+        spec = CHAPTER_COMMANDS[words]
+        group: click.Group = cli
+        for word in words.split()[:-1]:
+            found = group.get_command(click.Context(group), word)
+            assert isinstance(found, click.Group), command
+            group = found
+        dispatcher = group.get_command(click.Context(group), words.split()[-1])
+        assert dispatcher is not None
+        sub = dispatcher.make_context(words, rest[len(words.split()) - 1 :])
+        chapter = find_chapter(sub.params["chapter"]).command(spec.attribute)
+        assert chapter is not None, f"chapter {sub.params['chapter']} has no {words}"
+        chapter.make_context(words, list(sub.params["args"]))
         return
     command_object = cli.get_command(click.Context(cli), name)
     if command_object is None:

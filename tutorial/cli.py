@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import click
 
@@ -60,10 +61,10 @@ def cli() -> None:
     """
 
 
-@cli.command(
-    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True},
-    add_help_option=False,
-)
+PASS_THROUGH = {"ignore_unknown_options": True, "allow_interspersed_args": True}
+
+
+@cli.command(context_settings=PASS_THROUGH, add_help_option=False)
 @click.option("--chapter", type=int, help="Which chapter's agent to run.")
 @click.argument("chapter_args", nargs=-1, type=click.UNPROCESSED)
 def run(chapter: int | None, chapter_args: tuple[str, ...]) -> None:
@@ -84,92 +85,89 @@ def permissions() -> None:
     """Inspect a chapter's permission policy (chapter 3 and later)."""
 
 
-@permissions.command(
-    name="check",
-    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True},
-    add_help_option=False,
+@dataclass(frozen=True)
+class ChapterCommand:
+    """A dispatcher command that hands its arguments to a command of a chapter's cli module."""
+
+    words: str  # what follows `python -m tutorial`: "agents", "permissions check"
+    attribute: str  # the click command in chapters/chNN/cli.py
+    first: int  # the first chapter that has it; its options are every later chapter's too
+    example: str  # what to type, for the error that asks for --chapter
+    absent: str  # what to say of a chapter before `first` ({n} is its number)
+    doc: str
+
+
+CHAPTER_COMMANDS: dict[str, ChapterCommand] = {}  # by `words`
+
+
+def add_chapter_command(group: click.Group, spec: ChapterCommand) -> None:
+    """Register `spec` in `group`: the chapter is imported only when the command runs."""
+    CHAPTER_COMMANDS[spec.words] = spec
+
+    def command(chapter: int | None, args: tuple[str, ...]) -> None:
+        if chapter is None:
+            if not any(word in args for word in HELP_WORDS):
+                raise click.UsageError(f"--chapter is required, e.g. {spec.example}")
+            chapter = spec.first
+        found = find_chapter(chapter).command(spec.attribute)
+        if found is None:
+            raise click.UsageError(spec.absent.format(n=chapter))
+        _invoke(found, f"{PROG_NAME} {spec.words} --chapter {chapter}", list(args))
+
+    command.__doc__ = spec.doc
+    decorated = click.argument("args", nargs=-1, type=click.UNPROCESSED)(command)
+    decorated = click.option("--chapter", type=int, help=f"Which chapter: {spec.first} or later.")(
+        decorated
+    )
+    group.command(
+        name=spec.words.split()[-1], context_settings=PASS_THROUGH, add_help_option=False
+    )(decorated)
+
+
+add_chapter_command(
+    permissions,
+    ChapterCommand(
+        "permissions check",
+        "check_command",
+        3,
+        "permissions check --chapter 3 'shell(ls)'",
+        "Chapter {n} has no permission policy; use chapter 3 or later",
+        "What the policy decides for 'TOOL(ARGUMENT)', and why; nothing runs.",
+    ),
 )
-@click.option("--chapter", type=int, help="Whose policy: chapter 3 or later.")
-@click.argument("check_args", nargs=-1, type=click.UNPROCESSED)
-def permissions_check(chapter: int | None, check_args: tuple[str, ...]) -> None:
-    """What the policy decides for 'TOOL(ARGUMENT)', and why; nothing runs."""
-    if chapter is None:
-        if any(word in check_args for word in HELP_WORDS):
-            chapter = 3  # its options are every later chapter's too
-        else:
-            raise click.UsageError(
-                "--chapter is required, e.g. permissions check --chapter 3 'shell(ls)'"
-            )
-    command = find_chapter(chapter).command("check_command")
-    if command is None:
-        raise click.UsageError(
-            f"Chapter {chapter} has no permission policy; use chapter 3 or later"
-        )
-    _invoke(command, f"{PROG_NAME} permissions check --chapter {chapter}", list(check_args))
-
-
-@cli.command(
-    name="agents",
-    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True},
-    add_help_option=False,
+add_chapter_command(
+    cli,
+    ChapterCommand(
+        "agents",
+        "agents_command",
+        6,
+        "agents --chapter 6",
+        "Chapter {n} has no sub-agents; use chapter 6 or later",
+        "List the sub-agents a chapter's task tool can start from here; nothing runs.",
+    ),
 )
-@click.option("--chapter", type=int, help="Whose agents: chapter 6 or later.")
-@click.argument("agents_args", nargs=-1, type=click.UNPROCESSED)
-def agents(chapter: int | None, agents_args: tuple[str, ...]) -> None:
-    """List the sub-agents a chapter's task tool can start from here; nothing runs."""
-    if chapter is None:
-        if any(word in agents_args for word in HELP_WORDS):
-            chapter = 6  # its options are every later chapter's too
-        else:
-            raise click.UsageError("--chapter is required, e.g. agents --chapter 6")
-    command = find_chapter(chapter).command("agents_command")
-    if command is None:
-        raise click.UsageError(f"Chapter {chapter} has no sub-agents; use chapter 6 or later")
-    _invoke(command, f"{PROG_NAME} agents --chapter {chapter}", list(agents_args))
-
-
-@cli.command(
-    name="prompt",
-    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True},
-    add_help_option=False,
+add_chapter_command(
+    cli,
+    ChapterCommand(
+        "prompt",
+        "prompt_command",
+        10,
+        "prompt --chapter 10",
+        "Chapter {n} sends a fixed prompt; it is assembled from chapter 10 on",
+        "Print the system prompt a chapter's run would send from here; nothing runs.",
+    ),
 )
-@click.option("--chapter", type=int, help="Whose prompt: chapter 10 or later.")
-@click.argument("prompt_args", nargs=-1, type=click.UNPROCESSED)
-def prompt(chapter: int | None, prompt_args: tuple[str, ...]) -> None:
-    """Print the system prompt a chapter's run would send from here; nothing runs."""
-    if chapter is None:
-        if any(word in prompt_args for word in HELP_WORDS):
-            chapter = 10  # its options are every later chapter's too
-        else:
-            raise click.UsageError("--chapter is required, e.g. prompt --chapter 10")
-    command = find_chapter(chapter).command("prompt_command")
-    if command is None:
-        raise click.UsageError(
-            f"Chapter {chapter} sends a fixed prompt; it is assembled from chapter 10 on"
-        )
-    _invoke(command, f"{PROG_NAME} prompt --chapter {chapter}", list(prompt_args))
-
-
-@cli.command(
-    name="sessions",
-    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True},
-    add_help_option=False,
+add_chapter_command(
+    cli,
+    ChapterCommand(
+        "sessions",
+        "sessions_command",
+        9,
+        "sessions --chapter 9",
+        "Chapter {n} keeps no sessions; sessions are kept from chapter 9 on",
+        "List the sessions a chapter's run could resume from here; nothing runs.",
+    ),
 )
-@click.option("--chapter", type=int, help="Whose sessions: chapter 9 or later.")
-@click.argument("sessions_args", nargs=-1, type=click.UNPROCESSED)
-def sessions(chapter: int | None, sessions_args: tuple[str, ...]) -> None:
-    """List the sessions a chapter's run could resume from here; nothing runs."""
-    if chapter is None:
-        if any(word in sessions_args for word in HELP_WORDS):
-            chapter = 9  # its options are every later chapter's too
-        else:
-            raise click.UsageError("--chapter is required, e.g. sessions --chapter 9")
-    command = find_chapter(chapter).command("sessions_command")
-    if command is None:
-        raise click.UsageError(
-            f"Chapter {chapter} keeps no sessions; sessions are kept from chapter 9 on"
-        )
-    _invoke(command, f"{PROG_NAME} sessions --chapter {chapter}", list(sessions_args))
 
 
 @cli.command(name="list")

@@ -146,7 +146,7 @@ def test_a_plan_with_two_items_in_progress_does_not_hold_up_the_task(tmp_path: P
     write_it = tool_call("w1", "write_file", json.dumps({"path": "out.txt", "content": "x\n"}))
     agent.run(turn(todo("p1", *busy)), turn(write_it), DONE)
     assert agent.result("p1").startswith("plan: 0 of 2 completed\n[>] 1. Write the file\n[ ] 2.")
-    assert "The harness kept \"1\" in_progress" in agent.result("p1")
+    assert 'The harness kept "1" in_progress' in agent.result("p1")
     assert (agent.workspace.root / "out.txt").read_text(encoding="utf-8") == "x\n"
     assert len(agent.requests) == 3  # the plan went in once; nothing was sent twice
 
