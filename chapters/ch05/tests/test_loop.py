@@ -388,14 +388,15 @@ def test_the_shells_output_cap_can_be_raised_through_chapter_tools(tmp_path: Pat
     from chapters.ch01.shell_tool import ShellArgs
     from chapters.ch02.workspace import Workspace
     from chapters.ch05.agent import chapter_tools
+    from shared.process import DEFAULT_OUTPUT_LIMIT
     from shared.tools import PydanticTool
 
     script = tmp_path / "loud.py"
     script.write_text("print('x' * 50_000)\n", encoding="utf-8")
     command = ShellArgs(command=python_command(script))
 
-    def shell_output(**limit: int) -> str:
-        shell = chapter_tools(Workspace(tmp_path), **limit)["shell"]
+    def shell_output(output_limit: int = DEFAULT_OUTPUT_LIMIT) -> str:
+        shell = chapter_tools(Workspace(tmp_path), output_limit=output_limit)["shell"]
         assert isinstance(shell, PydanticTool)
         return shell.run(command).content
 
