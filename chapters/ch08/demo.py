@@ -155,7 +155,8 @@ def _summary(request: Mapping[str, Any]) -> list[dict[str, Any]]:
         f"grep found one ERROR, line {ERROR_LINE}: order {10_000 + ERROR_LINE}, "
         "code VIP130, ValueError: a discount must be 0 to 100 percent, not 130. "
         f"apply_discount (shop/pricing.py, line {_line('def apply_discount')}) raises it for "
-        f"a percent over 100. Left: read who calls it, then answer."
+        f"a percent over 100; shop/cart.py, line {_called()} passes a code's percent to it. "
+        "Left: answer the user."
     )
     return _reply(request, text_stream(*_pieces(summary)))
 
@@ -164,7 +165,7 @@ def _answer(request: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The answer; it says whether it was written from a summary."""
     messages = request["messages"]
     compacted = any(str(m.get("content") or "").startswith(SUMMARY_MARK) for m in messages)
-    called = line_of(DEMO_FILES["shop/cart.py"], "return apply_discount")
+    called = _called()
     source = "from the summary and the last reads" if compacted else "nothing was compacted"
     answer = scripted_text(
         f"Order {10_000 + ERROR_LINE} failed ({LOG}, line {ERROR_LINE}): its code VIP130 asked "
@@ -207,6 +208,11 @@ def _saved(request: Mapping[str, Any]) -> str:
     """Where the harness said it saved the log (the view of call_1 names the file)."""
     found = re.search(r"(?:saved in|text is in) (\S+?): ", _result(request, "call_1"))
     return found[1] if found else LOG
+
+
+def _called() -> int:
+    """The line of shop/cart.py that calls apply_discount."""
+    return line_of(DEMO_FILES["shop/cart.py"], "return apply_discount")
 
 
 def _line(needle: str) -> int:
