@@ -68,6 +68,9 @@ from chapters.ch07 import demo as ch07_demo  # noqa: E402
 from chapters.ch07.agent import build_agent as ch07_agent  # noqa: E402
 from chapters.ch07.agent import chapter_tools as ch07_tools  # noqa: E402
 from chapters.ch07.stream_console import StreamingConsole  # noqa: E402
+from chapters.ch08 import demo as ch08_demo  # noqa: E402
+from chapters.ch08.agent import build_agent as ch08_agent  # noqa: E402
+from chapters.ch08.agent import chapter_tools as ch08_tools  # noqa: E402
 from shared.approval import Approver, ScriptedApprover, TerminalApprover  # noqa: E402
 from shared.console import Console  # noqa: E402
 from shared.tools import ToolRegistry  # noqa: E402
@@ -245,6 +248,35 @@ def run_ch07(console: Console, human: bool) -> str:
         return demo.audit_log()
 
 
+def run_ch08(console: Console, human: bool) -> str:
+    """Chapter 8 as the command line runs its demo: the streaming console, the demo's small
+    window, and a run id that reads as what it is, since a real one is a time and a random."""
+    streaming = StreamingConsole(
+        out=console.out, err=console.err, fancy=False, trace=console.tracing
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        ch08_demo.write_demo_workspace(root)
+        agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
+        demo = DemoWorkspace.build(folder, ch08_tools(Workspace(root), agents))
+        agent = ch08_agent(
+            model=ch08_demo.demo_model(),
+            console=streaming,
+            asker=asker(streaming, human),
+            workspace=demo.root,
+            policy=demo.policy,
+            audit=demo.audit,
+            hooks=demo.hooks,
+            plan=TodoPlan(),
+            agents=agents,
+            context_window=ch08_demo.DEMO_CONTEXT_WINDOW,
+            keep_results=ch08_demo.DEMO_KEEP_RESULTS,
+            run_id="<run-id>",
+        )
+        run_agent(ch08_demo.DEMO_PROMPT, agent)
+        return demo.audit_log()
+
+
 DOCS: dict[Path, Demo] = {
     ROOT / "docs" / "ch01-agent-loop.md": run_ch01,
     ROOT / "docs" / "ch02-file-tools.md": run_ch02,
@@ -253,6 +285,7 @@ DOCS: dict[Path, Demo] = {
     ROOT / "docs" / "ch05-todo.md": run_ch05,
     ROOT / "docs" / "ch06-subagents.md": run_ch06,
     ROOT / "docs" / "ch07-streaming-parallel.md": run_ch07,
+    ROOT / "docs" / "ch08-compaction.md": run_ch08,
 }
 
 

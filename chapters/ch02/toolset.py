@@ -10,7 +10,7 @@ from chapters.ch02.reading import make_read_file_tool
 from chapters.ch02.searching import make_search_tools
 from chapters.ch02.workspace import Workspace
 from chapters.ch02.writing import make_write_tools
-from shared.process import CommandRunner
+from shared.process import DEFAULT_OUTPUT_LIMIT, CommandRunner
 from shared.tools import ToolRegistry
 
 
@@ -19,6 +19,7 @@ def make_tools(
     *,
     runner: CommandRunner | None = None,
     hidden: Callable[[str], bool] | None = None,
+    output_limit: int = DEFAULT_OUTPUT_LIMIT,
 ) -> ToolRegistry:
     """All six tools for one run; the ledger remembers this run's reads.
 
@@ -30,6 +31,6 @@ def make_tools(
             make_read_file_tool(workspace, ledger),
             *make_write_tools(workspace, ledger),
             *make_search_tools(workspace, hidden),
-            make_shell_tool(workspace.root, runner=runner),
+            make_shell_tool(workspace.root, runner=runner, output_limit=output_limit),
         ]
     )

@@ -30,7 +30,7 @@ from shared.agent import DEFAULT_MAX_TURNS, AgentSpec
 from shared.calls import CallPipeline
 from shared.completion import ModelClient
 from shared.console import Console
-from shared.process import CommandRunner
+from shared.process import DEFAULT_OUTPUT_LIMIT, CommandRunner
 from shared.tools import ToolRegistry
 
 
@@ -74,8 +74,10 @@ def chapter_tools(
     *,
     runner: CommandRunner | None = None,
     hidden: Callable[[str], bool] | None = None,
+    output_limit: int = DEFAULT_OUTPUT_LIMIT,
 ) -> ToolRegistry:
-    """Chapter 2's tools, plus `todo_write` on `plan` (`check` only looks at their names)."""
-    tools = make_tools(workspace, runner=runner, hidden=hidden)
+    """Chapter 2's tools, plus `todo_write` on `plan` (`check` only looks at their names);
+    `output_limit` goes to chapter 2's `make_tools`, for the shell."""
+    tools = make_tools(workspace, runner=runner, hidden=hidden, output_limit=output_limit)
     tools.register(make_todo_tool(plan or TodoPlan()))
     return tools

@@ -15,7 +15,9 @@ Compacting, step by step:
     2. ask for a summary: the same prefix as the next request (system prompt,
        tools, history), then a user message starting `[compact]`, sent with
        `tool_choice: "none"` through the model boundary like any request, so the
-       trace shows it as a "compaction request"
+       trace shows it as a "compaction request". Its text is for the model, not
+       for the person watching: a console that shows a reply as it streams is
+       not shown the summary (`Unshown`); the spinner stays until it is done
     3. if that request is itself too long for the model, drop the oldest turn
        and ask again, at most `MAX_SUMMARY_RETRIES` times
     4. the history becomes: the system prompt, the user's prompt verbatim, one
@@ -33,14 +35,16 @@ Every compaction is one console line, with the size before and after.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from chapters.ch08.boundary import head_end, kept_start, without_oldest_turn
 from chapters.ch08.measure import ContextMeter, message_tokens
 from chapters.ch08.transcript import Transcript
 from shared.agent import Feature, Run
-from shared.completion import ModelReply, ask_model
+from shared.completion import ExchangeObserver, ModelReply, ask_model
 from shared.errors import ProviderError, ProviderErrorKind
 from shared.messages import Message, UserMessage
 
@@ -197,7 +201,7 @@ class Compactor(Feature):
                     run.agent.model,
                     [*messages, UserMessage(content=COMPACT_REQUEST)],
                     run.agent.tools.snapshot(),
-                    run.agent.console,
+                    Unshown(run.agent.console),
                     run.turn,
                     purpose="compaction",
                     fields={"tool_choice": "none"},
@@ -219,6 +223,50 @@ class Compactor(Feature):
 
     def _tools(self, run: Run) -> int:
         return self.meter.tools(run.agent.tools.snapshot().schemas())
+
+
+class Unshown:
+    """The console as the summary request's observer: everything but the summary's text.
+
+    A console that shows a reply while it streams would write the summary to
+    the screen as if the agent were saying it. The trace (each chunk, with
+    --trace), the spinner and a failed response still reach the console; the
+    text and any reasoning do not. What the summary says is in the transcript.
+    """
+
+    def __init__(self, console: ExchangeObserver) -> None:
+        self._console = console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._console, name)  # whatever else the console can be told
+
+    def request_sent(self, title: str, request: Mapping[str, Any]) -> None:
+        self._console.request_sent(title, request)
+
+    @contextmanager
+    def waiting(self, what: str) -> Iterator[None]:
+        with self._console.waiting(what):
+            yield
+
+    def response_received(self, title: str, body: Mapping[str, Any]) -> None:
+        self._console.response_received(title, body)
+
+    def response_failed(self, title: str, error: ProviderError) -> None:
+        self._console.response_failed(title, error)
+
+    def said_while_calling(self, text: str) -> None:
+        """Not shown: a summary request allows no calls, and its text is not the agent's."""
+
+    def chunk_received(self, number: int, chunk: Mapping[str, Any]) -> None:
+        forward = getattr(self._console, "chunk_received", None)
+        if forward is not None:
+            forward(number, chunk)
+
+    def text_arrived(self, text: str) -> None:
+        """Not shown."""
+
+    def reasoning_arrived(self, text: str) -> None:
+        """Not shown."""
 
 
 def _sent_before(history: Sequence[Message], reply: ModelReply) -> Sequence[Message]:

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from shared.agent import MAIN_AGENT
 from shared.calls import PendingCall
 from shared.console import Console
 from shared.tools import KeyKind, ToolResult
@@ -77,13 +78,13 @@ class Offloader:
         text = result.content
         if len(text) <= self.over:
             return result
-        name, call_id = pending.call.function.name, pending.call.id
+        call_id, whose = pending.call.id, _whose(pending)
         if self._reads_a_saved_result(pending):
             note = (
                 f"[harness: this page is {len(text):,} characters, too long to send whole. "
                 "Read the saved result in smaller pages: a smaller limit, or grep.]"
             )
-            self.console.notice(f"harness: {name}'s page of a saved result was cut for the model")
+            self.console.notice(f"harness: {whose} page of a saved result was cut for the model")
             return replace(result, content=self.view(text, note))
         try:
             saved = self.save(call_id, text)
@@ -92,10 +93,10 @@ class Offloader:
                 f"[harness: this result was {len(text):,} characters; only the parts above "
                 f"are kept. The rest is lost: it could not be saved ({error}).]"
             )
-            self.console.notice(f"harness: {name}'s result could not be saved ({error}); cut")
+            self.console.notice(f"harness: {whose} result could not be saved ({error}); cut")
             return replace(result, content=self.view(text, note))
         self.console.notice(
-            f"harness: {name}'s result ({len(text):,} characters) saved to {saved.path}; "
+            f"harness: {whose} result ({len(text):,} characters) saved to {saved.path}; "
             f"the model reads about {self.shown:,} characters of it"
         )
         return replace(result, content=self.view(text, self._saved_note(text, saved)))
@@ -164,6 +165,13 @@ class Offloader:
             return False
         folder = (self.root / RESULTS_FOLDER).resolve()
         return (self.root / value).resolve().is_relative_to(folder)
+
+
+def _whose(pending: PendingCall) -> str:
+    """`read_file's`; a child's call names its agent (`explore's read_file`): one finisher
+    serves the whole family, and the console line is the parent's."""
+    name = pending.call.function.name
+    return f"{name}'s" if pending.agent == MAIN_AGENT else f"{pending.agent}'s {name}"
 
 
 def _line(text: str) -> str:

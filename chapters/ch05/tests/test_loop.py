@@ -394,3 +394,26 @@ def test_plain_output_prints_the_plan_as_lines_without_escapes(tmp_path: Path) -
     assert "计划" not in text  # the view under the spinner is for terminals only
     assert isinstance(agent.console.out, io.StringIO)
     assert agent.console.out.getvalue() == ""  # the loop prints no answer; the CLI does
+
+
+def test_the_shells_output_cap_can_be_raised_through_chapter_tools(tmp_path: Path) -> None:
+    """`output_limit` reaches chapter 1's shell through chapter 5's and chapter 2's tool sets."""
+    from chapters.ch01.shell_tool import ShellArgs
+    from chapters.ch02.workspace import Workspace
+    from chapters.ch05.agent import chapter_tools
+    from shared.process import DEFAULT_OUTPUT_LIMIT
+    from shared.tools import PydanticTool
+
+    script = tmp_path / "loud.py"
+    script.write_text("print('x' * 50_000)\n", encoding="utf-8")
+    command = ShellArgs(command=python_command(script))
+
+    def shell_output(output_limit: int = DEFAULT_OUTPUT_LIMIT) -> str:
+        shell = chapter_tools(Workspace(tmp_path), output_limit=output_limit)["shell"]
+        assert isinstance(shell, PydanticTool)
+        return shell.run(command).content
+
+    assert "[... output truncated:" in shell_output()  # 20,000 bytes per stream by default
+    raised = shell_output(output_limit=100_000)
+    assert "[... output truncated:" not in raised
+    assert "x" * 50_000 in raised
