@@ -260,8 +260,9 @@ def test_a_killed_sessions_cut_line_is_skipped_once_and_the_repair_goes_out_and_
 
     with ChatServer([said("I will check a.txt again.")]) as server:
         resumed = run_on(tmp_path, server, "--resume", prompt=NEXT)
-        (body,) = bodies(server)
+        sent = bodies(server)
     assert resumed.exit_code == 0, resumed.stderr
+    (body,) = sent
     assert resumed.stderr.count("was cut half-way") == 1
     assert "repair: 1 interrupted call answered (call_1)" in resumed.stderr
     roles = [m["role"] for m in body["messages"]]
