@@ -11,6 +11,7 @@ A chapter text marks each generated block with a comment, followed by a code blo
     <!-- chunks: response 1 | 3:6 -->            ... or some of them
     <!-- console -->                             what the demo printed (plain, no colour)
     <!-- audit -->                               the audit log the demo wrote (times masked)
+    <!-- log: killed | 2:6 -->                   lines of a log the demo wrote, by its name
     <!-- source: chapters/ch01/loop.py run_agent -->            a function, verbatim
     <!-- source: chapters/ch02/workspace.py Workspace.resolve -->  or a method
     <!-- loop: before_request may_stop -->       the one loop, the seams a chapter uses marked
@@ -19,7 +20,8 @@ For traces and console output, the script runs the text's chapter demo (the
 scripted model, the real tools, every approval answered "y"), so what a reader
 sees in the text is what the code sends, receives and prints, never typed by
 hand; tests/test_docs.py runs `--check`. The demo command differs on Windows,
-so run this on Linux or macOS.
+so run this on Linux or macOS. A demo whose runs each number their requests
+from 1 has its traces named by occurrence too: `request 1 #2` is the second.
 """
 
 from __future__ import annotations
@@ -78,16 +80,25 @@ from shared.tools import ToolRegistry  # noqa: E402
 # A marker, an optional caption line, the opening fence, the body (possibly empty), the
 # closing fence on its own line. The caption is generated too.
 BLOCK = re.compile(
-    r"(?P<marker><!-- (?P<kind>trace|chunks|source|console|audit|loop)"
+    r"(?P<marker><!-- (?P<kind>trace|chunks|source|console|audit|loop|log)"
     r"(?:: (?P<title>[^>]+?))? -->\n)"
     r"(?:(?!```)[^\n]*\n)?(?P<fence>```\w*\n)(?P<body>(?:.*?\n)??)(?P<close>```)$",
     re.S | re.M,
 )
 
 
+@dataclass(frozen=True)
+class DemoFile:
+    """A file a demo wrote, for `<!-- log: NAME -->`: its caption in the text, and its text."""
+
+    caption: str
+    text: str
+
+
 # A demo run: the console, and whether a human types "y" at a (simulated) terminal
-# instead of a scripted yes. It returns the audit log it wrote, if the chapter has one.
-Demo = Callable[[Console, bool], str]
+# instead of a scripted yes. It returns the audit log it wrote, if the chapter has one,
+# or the files it wrote by name ("audit" among them, if it has one).
+Demo = Callable[[Console, bool], str | dict[str, DemoFile]]
 YES = "y\n" * 9
 
 
@@ -295,17 +306,24 @@ class DemoOutput:
     traced: str  # everything the traced run printed
     printed: str  # what the demo printed, a human answering at the terminal
     audit: str  # the audit log of the traced run, if the chapter writes one
+    files: dict[str, DemoFile]  # the files the traced run wrote, by name, if it says
 
 
 def demo_output(run: Demo) -> DemoOutput:
     traced = io.StringIO()
-    audit = run(Console(out=io.StringIO(), err=traced, fancy=False, trace=True), False)
+    wrote = run(Console(out=io.StringIO(), err=traced, fancy=False, trace=True), False)
+    files = wrote if isinstance(wrote, dict) else {"audit": DemoFile("", wrote)}
     text, documents = traced.getvalue(), {}
+    seen: dict[str, int] = {}  # how often each title was printed so far
     for match in re.finditer(r"^--- (?P<title>.+?) ---\n", text, re.M):
-        documents[match["title"]], _ = json.JSONDecoder().raw_decode(text, match.end())
+        title = match["title"]
+        seen[title] = seen.get(title, 0) + 1
+        document, _ = json.JSONDecoder().raw_decode(text, match.end())
+        documents[title] = documents[f"{title} #{seen[title]}"] = document  # the last, and each
     printed = io.StringIO()
     run(Console(out=printed, err=printed, fancy=False), True)
-    return DemoOutput(documents, text, printed.getvalue().rstrip("\n"), audit)
+    audit = files["audit"].text if "audit" in files else ""
+    return DemoOutput(documents, text, printed.getvalue().rstrip("\n"), audit, files)
 
 
 def audit_block(audit: str) -> str:
@@ -316,6 +334,35 @@ def audit_block(audit: str) -> str:
         record["time"] = "<time>"
         lines.append(json.dumps(record, ensure_ascii=False))
     return "\n".join(lines)
+
+
+LOG_STRING_CHARS = 60  # a longer string in a log line is cut here, and says how long it was
+
+
+def log_block(reference: str, files: dict[str, DemoFile]) -> tuple[str, str]:
+    """Lines `a:b` of the JSON-lines file the demo named: each line's `started` masked and its
+    long strings cut, so that a line of the log fits a line of the text. Body and caption."""
+    name, _, selector = (part.strip() for part in reference.partition("|"))
+    if name not in files:
+        raise SystemExit(f"no file named {name!r}; the demo wrote: {sorted(files)}")
+    lines = files[name].text.splitlines()
+    if selector:
+        first, last = re.fullmatch(r"(-?\d*):(-?\d*)", selector).groups()  # type: ignore[union-attr]
+        lines = lines[int(first) if first else None : int(last) if last else None]
+    shown = (json.dumps(_shortened(json.loads(line)), ensure_ascii=False) for line in lines)
+    return "\n".join(shown), files[name].caption
+
+
+def _shortened(value: Any, key: str = "") -> Any:
+    if key == "started":
+        return "<time>"
+    if isinstance(value, dict):
+        return {k: _shortened(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shortened(v) for v in value]
+    if isinstance(value, str) and len(value) > LOG_STRING_CHARS:
+        return f"{value[:LOG_STRING_CHARS]}…({len(value):,} characters)"
+    return value
 
 
 def trace_block(reference: str, documents: dict[str, Any]) -> str:
@@ -426,6 +473,8 @@ def render(text: str, run: Demo, chapter: int) -> str:
             body, caption = chunks_block(title, demo().traced), captions["trace"]
         elif kind == "audit":
             body, caption = audit_block(demo().audit), captions[kind]
+        elif kind == "log":
+            body, caption = log_block(title, demo().files)
         else:
             body, caption = console_block(demo().printed), captions[kind]
         return f"{match['marker']}{caption}\n{match['fence']}{body}\n{match['close']}"
