@@ -31,8 +31,10 @@ import ast
 import io
 import json
 import re
+import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,12 +71,20 @@ from chapters.ch06.definitions import load_agents  # noqa: E402
 from chapters.ch07 import demo as ch07_demo  # noqa: E402
 from chapters.ch07.agent import build_agent as ch07_agent  # noqa: E402
 from chapters.ch07.agent import chapter_tools as ch07_tools  # noqa: E402
+from chapters.ch07.scripted_stream import AgentStreams, text_stream  # noqa: E402
 from chapters.ch07.stream_console import StreamingConsole  # noqa: E402
 from chapters.ch08 import demo as ch08_demo  # noqa: E402
 from chapters.ch08.agent import build_agent as ch08_agent  # noqa: E402
 from chapters.ch08.agent import chapter_tools as ch08_tools  # noqa: E402
+from chapters.ch09 import demo as ch09_demo  # noqa: E402
+from chapters.ch09.agent import build_agent as ch09_agent  # noqa: E402
+from chapters.ch09.agent import chapter_tools as ch09_tools  # noqa: E402
+from chapters.ch09.resume import open_session  # noqa: E402
+from chapters.ch09.session_log import SESSIONS_FOLDER, SessionLog  # noqa: E402
+from chapters.ch09.tests import killed_run  # noqa: E402
 from shared.approval import Approver, ScriptedApprover, TerminalApprover  # noqa: E402
 from shared.console import Console  # noqa: E402
+from shared.scripted import scripted_text  # noqa: E402
 from shared.tools import ToolRegistry  # noqa: E402
 
 # A marker, an optional caption line, the opening fence, the body (possibly empty), the
@@ -288,6 +298,109 @@ def run_ch08(console: Console, human: bool) -> str:
         return demo.audit_log()
 
 
+def run_ch09(console: Console, human: bool) -> dict[str, DemoFile]:
+    """Chapter 9's three runs as the command line runs them (chapters/ch09/demo.py), each on
+    a console of its own over the same streams; the sessions are named `<session-1>` and
+    `<session-2>`, since a real name is a time and a random. The traced run also kills a
+    real run with SIGKILL and resumes it: the log that leaves is `killed`."""
+
+    def fresh() -> StreamingConsole:
+        streams = {"out": console.out, "err": console.err}
+        return StreamingConsole(**streams, fancy=False, trace=console.tracing)
+
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        ch06_demo.write_demo_files(root)
+        agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
+        demo = DemoWorkspace.build(folder, ch09_tools(Workspace(root), agents))
+        model = ch09_demo.demo_model()
+        names = iter(["<session-1>", "<session-2>"])
+
+        def in_session(prompt: str, wanted: str | None) -> tuple[str, str]:
+            run_console = fresh()
+            log, history = open_session(
+                root,
+                wanted,
+                chapter=9,
+                console=run_console,
+                new_log=lambda: SessionLog(root, next(names), chapter=9),
+            )
+            agent = ch09_agent(
+                model=model,
+                console=run_console,
+                asker=asker(run_console, human),
+                workspace=demo.root,
+                policy=demo.policy,
+                audit=demo.audit,
+                hooks=demo.hooks,
+                plan=TodoPlan(),
+                agents=agents,
+                log=log,
+                home=root / "home",
+            )
+            return run_agent(prompt, agent, history=history), log.session_id
+
+        # The answers stream onto the console as they are said; stdout's copy is not shown.
+        between = StreamingConsole(out=io.StringIO(), err=console.err, fancy=False)
+        between.info(f"user: {ch09_demo.DEMO_PROMPT}")
+        ch09_demo.run_demo(in_session, between)
+        files = {"audit": DemoFile("", demo.audit_log())}
+    if not human:
+        files["killed"] = killed_and_resumed()
+    return files
+
+
+KILL_DEADLINE = 30.0  # seconds: far more than a healthy start takes
+
+
+def killed_and_resumed() -> DemoFile:
+    """A real run killed with SIGKILL in the middle of a tool call (the one chapter 9's test
+    kills, chapters/ch09/tests/killed_run.py), then resumed by chapter 9's agent: its log."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "chapters.ch09.tests.killed_run", folder],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            end = time.monotonic() + KILL_DEADLINE
+            while not (root / killed_run.WAITING).exists():  # the blocking call has started
+                if process.poll() is not None or time.monotonic() > end:
+                    raise SystemExit("the run to kill ended, or never reached its blocking call")
+                time.sleep(0.01)  # a poll interval
+        finally:
+            process.kill()
+            process.wait()
+        quiet = Console(out=io.StringIO(), err=io.StringIO(), fancy=False)
+        log, history = open_session(root, "", chapter=9, console=quiet)
+        agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
+        demo = DemoWorkspace.build(folder, ch09_tools(Workspace(root), agents))
+        said = scripted_text("wait may not have run: I look before I retry.")
+        agent = ch09_agent(
+            model=AgentStreams({killed_run.PROMPT: [text_stream(said)]}, name="scripted-model"),
+            console=quiet,
+            asker=asker(quiet, False),
+            workspace=demo.root,
+            policy=demo.policy,
+            audit=demo.audit,
+            hooks=demo.hooks,
+            plan=TodoPlan(),
+            agents=agents,
+            log=log,
+            home=root / "home",
+        )
+        run_agent("Did it build?", agent, history=history)
+        text = log.path.read_text(encoding="utf-8").replace(log.session_id, "<session-id>")
+    caption = (
+        "一次真实的运行在工具调用中途被 SIGKILL 杀掉（[chapters/ch09/tests/killed_run.py]"
+        "(../chapters/ch09/tests/killed_run.py)），再由第 9 章的智能体 `--resume`："
+        f"`{SESSIONS_FOLDER.as_posix()}/<session-id>.jsonl`（时间换成了 `<time>`，长字符串截短）"
+    )
+    return DemoFile(caption, text)
+
+
 DOCS: dict[Path, Demo] = {
     ROOT / "docs" / "ch01-agent-loop.md": run_ch01,
     ROOT / "docs" / "ch02-file-tools.md": run_ch02,
@@ -297,6 +410,7 @@ DOCS: dict[Path, Demo] = {
     ROOT / "docs" / "ch06-subagents.md": run_ch06,
     ROOT / "docs" / "ch07-streaming-parallel.md": run_ch07,
     ROOT / "docs" / "ch08-compaction.md": run_ch08,
+    ROOT / "docs" / "ch09-memory.md": run_ch09,
 }
 
 
