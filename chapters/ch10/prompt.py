@@ -20,8 +20,13 @@ not the next request.
 
 The first two sections carry what chapters 1 to 6 said in their constant
 prompts (chapters/ch02/prompt.py, chapters/ch05/prompt.py, chapters/ch06/prompt.py),
-mostly in the words checked there against a real small model; what is new is
-that a tool's line is there only when the agent has the tool.
+mostly in the words checked
+there against a real small model. What is new: a tool's line is there only
+when the agent has the tool, and the model is told to look before it acts
+(read a file before changing it, search before creating, read a command's
+output before saying it worked). A small model given none of that wrote an
+answer into a file it never read, and created src/Parser.py beside the class
+it was asked to change.
 """
 
 from __future__ import annotations
@@ -56,6 +61,8 @@ You act by calling tools; the result of each call comes back to you as a tool me
 command before it runs. A refused call will be refused again: do not repeat it.
 - A failed call is information: read it and decide. Never make the same call twice; \
 its result is already above.
+- Look before you act: every change you make and every fact you report rests on what a \
+tool showed you in this conversation, never on a guess.
 - As soon as the results answer the user, stop calling tools and answer in plain text."""
 
 
@@ -76,13 +83,19 @@ GUIDANCE: tuple[Guidance, ...] = (
     ),
     Guidance(
         ("read_file", "edit_file"),
-        "- To change a file, read it first; edit_file's old_string is copied exactly from "
-        "read_file's output, without the line numbers.",
+        "- Read a file before you change it, even to replace it whole; edit_file's old_string "
+        "is copied exactly from read_file's output, without the line numbers.",
+    ),
+    Guidance(
+        ("glob", "grep"),
+        "- Before you create a file, a class or a function, search for it with grep or glob: "
+        "if it exists, change it where it is instead of making a second one.",
     ),
     Guidance(
         ("shell",),
         "- shell runs one command in the shell named under Environment. Do not guess what a "
-        "command would print: run it.",
+        "command would print: run it, and read its exit code and output before you say it "
+        "worked.",
     ),
     Guidance(
         ("todo_write",),
