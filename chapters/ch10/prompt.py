@@ -18,9 +18,9 @@ Everything is read once, when the prompt is built, and the run sends the same
 text with every request: a file edited during the run changes the next run,
 not the next request.
 
-The first two sections carry what chapters 1 to 6 said in their constant
-prompts (chapters/ch02/prompt.py, chapters/ch05/prompt.py, chapters/ch06/prompt.py),
-mostly in the words checked
+The first two sections carry what chapters 1 to 8 said in their constant
+prompts (chapters/ch02/prompt.py, chapters/ch05/prompt.py, chapters/ch06/prompt.py,
+chapters/ch07/prompt.py, chapters/ch08/prompt.py), mostly in the words checked
 there against a real small model. What is new: a tool's line is there only
 when the agent has the tool, and the model is told to look before it acts
 (read a file before changing it, search before creating, read a command's
@@ -110,6 +110,24 @@ GUIDANCE: tuple[Guidance, ...] = (
         "the tests cover?), call task: a sub-agent does the work in a context of its own and "
         "sends back only its answer. Its prompt is all it sees, so say exactly what to find "
         "and what to report. Use its report; do not repeat its reads.",
+    ),
+    Guidance(
+        ("read_file", "glob", "grep"),
+        "- When several calls do not depend on each other's results (reads, searches, tasks "
+        "for explore), make them all in one reply: they run side by side. A call that needs "
+        "another's result goes in a later reply.",
+    ),
+    Guidance(
+        ("read_file", "grep"),
+        "- A tool result too long to send whole is saved to a file: you see its start, its end "
+        "and the file's path. Read the part you need from that file with read_file (offset, "
+        "limit) or grep; do not run the tool again to see more.",
+    ),
+    Guidance(
+        ("read_file", "grep"),
+        "- To keep the context small, the harness replaces old tool results by a short stub "
+        "and, when the context is nearly full, the earlier conversation by a summary. Each "
+        "names the file that holds the full text.",
     ),
 )
 

@@ -13,6 +13,8 @@ import pytest
 from chapters.ch01.agent import build_agent as ch01_agent
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.harness import FakeRunner, plain_console
+from chapters.ch06.prompt import SYSTEM_PROMPT as CH06_PROMPT
+from chapters.ch08.prompt import SYSTEM_PROMPT as CH08_PROMPT
 from chapters.ch10.environment import Environment
 from chapters.ch10.instructions import Instructions
 from chapters.ch10.prompt import CAPS, ORDER, build_system_prompt, tools_text
@@ -216,6 +218,16 @@ def test_the_prompt_tells_the_model_to_look_before_it_acts(tmp_path: Path) -> No
         assert tools.text.count(rule) == 1, rule
         assert prompt.text.count(rule) == 1, rule
     assert not identity.was_cut and not tools.was_cut  # every line of guidance within its cap
+
+
+def test_the_tools_section_keeps_what_chapters_7_and_8_told_the_model(tmp_path: Path) -> None:
+    """Chapter 10's agent streams, runs reads side by side and saves big results, as chapters 7
+    and 8 did; what their constant prompts added about it is still said, word for word."""
+    added = CH08_PROMPT.removeprefix(CH06_PROMPT).strip().split("\n- ")
+    assert len(added) == 3
+    tools = build(tmp_path, tmp_path).section("tools").text
+    for line in added:
+        assert f"- {line.removeprefix('- ')}" in tools.splitlines()
 
 
 def test_one_run_sends_the_same_prompt_with_every_request(tmp_path: Path) -> None:
