@@ -18,9 +18,9 @@ Everything is read once, when the prompt is built, and the run sends the same
 text with every request: a file edited during the run changes the next run,
 not the next request.
 
-The first two sections carry what chapters 1 to 8 said in their constant
-prompts (chapters/ch02/prompt.py, chapters/ch05/prompt.py, chapters/ch06/prompt.py,
-chapters/ch07/prompt.py, chapters/ch08/prompt.py), mostly in the words checked
+The first two sections carry what chapters 1 to 9 said in their constant
+prompts (chapters/ch02/prompt.py, chapters/ch05/prompt.py to chapters/ch09/prompt.py),
+mostly in the words checked
 there against a real small model. What is new: a tool's line is there only
 when the agent has the tool, and the model is told to look before it acts
 (read a file before changing it, search before creating, read a command's
@@ -128,6 +128,13 @@ GUIDANCE: tuple[Guidance, ...] = (
         "- To keep the context small, the harness replaces old tool results by a short stub "
         "and, when the context is nearly full, the earlier conversation by a summary. Each "
         "names the file that holds the full text.",
+    ),
+    Guidance(
+        ("memory_read", "memory_write"),
+        "- Memory outlives this session. When the user states a preference, corrects how you "
+        "work, or tells you a fact to keep for later, save it with memory_write: one memory per "
+        "topic, never a password or a key. A memory is read with memory_read when it bears on "
+        "the task.",
     ),
 )
 

@@ -14,7 +14,7 @@ from chapters.ch01.agent import build_agent as ch01_agent
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.harness import FakeRunner, plain_console
 from chapters.ch06.prompt import SYSTEM_PROMPT as CH06_PROMPT
-from chapters.ch08.prompt import SYSTEM_PROMPT as CH08_PROMPT
+from chapters.ch09.prompt import SYSTEM_PROMPT as CH09_PROMPT
 from chapters.ch10.environment import Environment
 from chapters.ch10.instructions import Instructions
 from chapters.ch10.prompt import CAPS, ORDER, build_system_prompt, tools_text
@@ -22,6 +22,7 @@ from chapters.ch10.sections import MIN_CAP, Section, cut
 from chapters.ch10.skills import SkillCatalog, load_skills
 from chapters.ch10.tests.support import (
     TODAY,
+    TOOLS,
     FixedMemory,
     build,
     folders,
@@ -220,12 +221,14 @@ def test_the_prompt_tells_the_model_to_look_before_it_acts(tmp_path: Path) -> No
     assert not identity.was_cut and not tools.was_cut  # every line of guidance within its cap
 
 
-def test_the_tools_section_keeps_what_chapters_7_and_8_told_the_model(tmp_path: Path) -> None:
-    """Chapter 10's agent streams, runs reads side by side and saves big results, as chapters 7
-    and 8 did; what their constant prompts added about it is still said, word for word."""
-    added = CH08_PROMPT.removeprefix(CH06_PROMPT).strip().split("\n- ")
-    assert len(added) == 3
-    tools = build(tmp_path, tmp_path).section("tools").text
+def test_the_tools_section_keeps_what_chapters_7_to_9_told_the_model(tmp_path: Path) -> None:
+    """Chapter 10's agent streams, runs reads side by side, saves big results and has memory, as
+    chapters 7 to 9 did; what their constant prompts added about it is still said, word for
+    word."""
+    added = CH09_PROMPT.removeprefix(CH06_PROMPT).strip().split("\n- ")
+    assert len(added) == 4
+    prompt = build(tmp_path, tmp_path, tools=(*TOOLS, "memory_read", "memory_write"))
+    tools = prompt.section("tools").text
     for line in added:
         assert f"- {line.removeprefix('- ')}" in tools.splitlines()
 
