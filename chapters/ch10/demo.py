@@ -162,8 +162,9 @@ def _answer(request: Mapping[str, Any]) -> list[dict[str, Any]]:
         f"call: after line {appended} a code used in one cart counts as used in every later "
         "cart, for every customer. Fix: `used: list[str] | None = None`, then "
         "`used = [] if used is None else used`.\n"
-        f"risk  {CHANGED}:{rule}  no test covers the new rule: add one that totals two "
-        "carts with the same code and expects the discount in both.\n"
+        f"risk  {CHANGED}:{rule}  no test covers the new rule (tests/ has only "
+        "test_pricing.py): add one that totals two new carts with the same code; with this "
+        "change the second loses its discount.\n"
         "changes needed: the shared default list."
     )
     return _reply(request, text_stream(*_pieces(answer)))
@@ -172,8 +173,8 @@ def _answer(request: Mapping[str, Any]) -> list[dict[str, Any]]:
 # --- helpers ----------------------------------------------------------------------------------
 
 
-def _call(number: int, name: str, **arguments: Any) -> tuple[str, str, str]:
-    return f"call_{number}", name, json.dumps(arguments)
+def _call(number: int, tool: str, /, **arguments: Any) -> tuple[str, str, str]:
+    return f"call_{number}", tool, json.dumps(arguments)
 
 
 def _reply(request: Mapping[str, Any], chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
