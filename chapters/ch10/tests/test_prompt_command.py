@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.tests.support import tutorial
-from chapters.ch10.cli import chapter_prompt
+from chapters.ch10.agent import chapter_prompt
 from chapters.ch10.environment import read_environment
 from chapters.ch10.instructions import read_instructions
 from chapters.ch10.prompt import CAPS, build_system_prompt, read_system_prompt
