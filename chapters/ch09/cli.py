@@ -48,15 +48,13 @@ from chapters.ch09.agent import build_agent, chapter_tools
 from chapters.ch09.demo import DEMO_PROMPT, demo_model, make_demo_workspace, run_demo
 from chapters.ch09.listing import sessions_command
 from chapters.ch09.memory import MemoryIndex, MemoryStore
-from chapters.ch09.resume import resume_session
-from chapters.ch09.session_log import SessionLog
+from chapters.ch09.resume import open_session
 from chapters.ch09.sessions import find_session
 from shared.agent import DEFAULT_MAX_TURNS
 from shared.cli import FriendlyCommand, Session, common_options, require_prompt, run_session
 from shared.completion import ModelClient
 from shared.config import Settings
 from shared.console import Console
-from shared.messages import Message
 
 CHAPTER = 9
 PROG_NAME = "python -m chapters.ch09"
@@ -178,14 +176,7 @@ def command(
     ) -> tuple[str, str]:
         """One run: a new session (`wanted` None), or the one `wanted` names ("": the latest).
         The answer, and the session's id."""
-        history: list[Message] = []
-        if wanted is None:
-            log = SessionLog.new(root.root, CHAPTER)
-        else:
-            resumed = resume_session(root.root, wanted or None, chapter=CHAPTER, console=console)
-            log, history = resumed.log, resumed.history
-        kind = "resumed" if log.continuing else "new"
-        console.info(f"session: {log.session_id} ({kind}) · log: {log.shown}")
+        log, history = open_session(root.root, wanted, chapter=CHAPTER, console=console)
         agent = build_agent(
             model=model,
             console=console,

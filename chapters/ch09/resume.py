@@ -21,6 +21,9 @@ place of chapter 8's transcript, so the compactor writes its summaries there):
     features = [..., CompactFirst(window, compactor.compact), compactor, resumed.log]
     run_agent(prompt, spec_with(features), history=resumed.history)
 
+A command line does 1 to 4, or starts a new session, with `open_session`, which also
+says on the console which session the run writes to.
+
 One run at a time per session: two runs appending to one log interleave their
 lines, and neither history can be replayed from it.
 """
@@ -86,6 +89,31 @@ def resume_session(
         f"{session.turns} turns; its last run {session.ended}){repaired}"
     )
     return Resumed(session, log, repair.history, repair)
+
+
+def open_session(
+    root: Path,
+    wanted: str | None,
+    *,
+    chapter: int,
+    console: Console,
+    new_log: Callable[[], SessionLog] | None = None,
+) -> tuple[SessionLog, list[Message]]:
+    """The log a run writes to and the history it starts from, said on the console.
+
+    `wanted` None: a new session (`new_log()`, by default one named after the
+    time); "": the most recent session; else the session whose id is or starts
+    with `wanted`, resumed as `resume_session` does.
+    """
+    if wanted is None:
+        log = new_log() if new_log else SessionLog.new(root, chapter)
+        history: list[Message] = []
+    else:
+        resumed = resume_session(root, wanted or None, chapter=chapter, console=console)
+        log, history = resumed.log, resumed.history
+    kind = "resumed" if log.continuing else "new"
+    console.info(f"session: {log.session_id} ({kind}) · log: {log.shown}")
+    return log, history
 
 
 def mend_tail(session: StoredSession, console: Console) -> None:
