@@ -40,8 +40,7 @@ from chapters.ch08.offload import DEFAULT_OFFLOAD_OVER, DEFAULT_SHOWN
 from chapters.ch08.old_results import DEFAULT_KEEP_RESULTS
 from chapters.ch09.listing import sessions_command
 from chapters.ch09.memory import MemoryIndex, MemoryStore
-from chapters.ch09.resume import resume_session
-from chapters.ch09.session_log import SessionLog
+from chapters.ch09.resume import open_session
 from chapters.ch09.sessions import find_session
 from chapters.ch10.agent import build_agent, chapter_prompt, chapter_tools
 from chapters.ch10.demo import DEMO_PROMPT, demo_model, make_demo_workspace
@@ -51,7 +50,6 @@ from shared.cli import FriendlyCommand, Session, common_options, require_prompt,
 from shared.completion import ModelClient
 from shared.config import Settings
 from shared.console import Console
-from shared.messages import Message
 
 CHAPTER = 10
 PROG_NAME = "python -m chapters.ch10"
@@ -174,14 +172,7 @@ def command(
     ) -> tuple[str, str]:
         """One run: a new session (`wanted` None), or the one `wanted` names ("": the latest).
         The answer, and the session's id."""
-        history: list[Message] = []
-        if wanted is None:
-            log = SessionLog.new(root.root, CHAPTER)
-        else:
-            resumed = resume_session(root.root, wanted or None, chapter=CHAPTER, console=console)
-            log, history = resumed.log, resumed.history
-        kind = "resumed" if log.continuing else "new"
-        console.info(f"session: {log.session_id} ({kind}) · log: {log.shown}")
+        log, history = open_session(root.root, wanted, chapter=CHAPTER, console=console)
         agent = build_agent(
             model=model,
             console=console,
