@@ -170,6 +170,28 @@ def test_the_composed_agent_over_the_wire_sends_one_prompt_the_one_prompt_raw_pr
         check_message_contract([WIRE.validate_python(m) for m in body["messages"]])
 
 
+def test_a_resumed_session_keeps_its_prompt_and_a_new_one_reads_the_files_again(
+    tmp_path: Path,
+) -> None:
+    """What the text's troubleshooting says: --resume goes on with the history, system prompt
+    included, so an AGENTS.md edited since then reaches the next new session, not this one."""
+    workspace = tmp_path / "ws"
+    write_files(workspace, {"AGENTS.md": "Old rule.\n"})
+    env = {"OPENAI_BASE_URL": "", "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
+    systems: list[str] = []
+    for extra in [[], ["--resume"], []]:
+        with ChatServer([sse(*text_stream("ok"))]) as server:
+            env["OPENAI_BASE_URL"] = server.base_url
+            result = chapter10("--prompt", "Go.", "--workspace", str(workspace), *extra, env=env)
+            (body,) = [r.body for r in server.completion_requests()]
+        assert result.exit_code == 0, result.stderr
+        systems.append(body["messages"][0]["content"])
+        write_files(workspace, {"AGENTS.md": "New rule.\n"})
+    first, resumed, new = systems
+    assert "Old rule." in first and resumed == first
+    assert "New rule." in new and "Old rule." not in new
+
+
 # --- the chapter's other commands ----------------------------------------------------------------
 
 
