@@ -61,6 +61,7 @@ from chapters.ch09.memory import MemoryIndex, MemoryStore
 from chapters.ch09.memory_tools import make_memory_tools
 from chapters.ch09.resume import CompactFirst
 from chapters.ch09.session_log import SessionLog
+from chapters.ch10.environment import Environment, read_environment
 from chapters.ch10.prompt import read_system_prompt
 from chapters.ch10.sections import SystemPrompt
 from chapters.ch10.show_prompt import summary
@@ -86,7 +87,7 @@ def build_agent(
     agents: AgentCatalog,
     log: SessionLog,
     home: Path,
-    today: date,
+    environment: Environment,
     max_turns: int = DEFAULT_MAX_TURNS,
     max_requests: int = MAX_REQUESTS,
     max_parallel: int = DEFAULT_MAX_PARALLEL,
@@ -98,8 +99,9 @@ def build_agent(
 ) -> AgentSpec:
     """`log` is the session's: a new one (`SessionLog.new`), or a resumed one
     (`resume_session(...).log`, whose history the run is then given). `home` holds the
-    user's AGENTS.md, skills and memory folder; `today` is the date the prompt states;
-    `runner` lets a test run the agent without starting real commands."""
+    user's AGENTS.md, skills and memory folder; `environment` is what the prompt says of
+    this machine, this folder and today (`read_environment`, read once per run); `runner`
+    lets a test run the agent without starting real commands."""
     pre = PreToolUseHooks(hooks, workspace)
     gate = PermissionGate(pre.joined(policy), asker, audit, console)
     budget = SharedBudget(max_requests)
@@ -132,7 +134,7 @@ def build_agent(
     tools.register(make_load_skill_tool(skills, workspace))
     # Once, before the first request: the same bytes in every request of the run. task is
     # registered below, once the spec it starts children from exists.
-    prompt = assemble_prompt(workspace, home, today, (*tools.names, TASK_TOOL), skills)
+    prompt = assemble_prompt(workspace, home, environment, (*tools.names, TASK_TOOL), skills)
     console.info(summary(prompt))
     for warning in prompt.warnings:
         console.notice(f"harness: {warning}")
@@ -163,7 +165,11 @@ def build_agent(
 
 
 def assemble_prompt(
-    workspace: Workspace, home: Path, today: date, tools: Collection[str], skills: SkillCatalog
+    workspace: Workspace,
+    home: Path,
+    environment: Environment,
+    tools: Collection[str],
+    skills: SkillCatalog,
 ) -> SystemPrompt:
     """The run's system prompt, read now, with chapter 9's memory index as its memory section.
 
@@ -172,15 +178,16 @@ def assemble_prompt(
     """
     index = MemoryIndex(MemoryStore(workspace.root, home))
     prompt = read_system_prompt(
-        workspace.root, home, today, tools=tools, skills=skills, memory=index
+        workspace.root, home, environment, tools=tools, skills=skills, memory=index
     )
     return replace(prompt, warnings=(*prompt.warnings, *index.warnings))
 
 
 def chapter_prompt(workspace: Workspace, home: Path, today: date) -> SystemPrompt:
     """The prompt a run in `workspace` would send on `today`: what `tutorial prompt` prints."""
-    tools = chapter_tools(workspace).names
-    return assemble_prompt(workspace, home, today, tools, load_skills(workspace.root, home))
+    environment = read_environment(workspace.root, today)
+    tools, skills = chapter_tools(workspace).names, load_skills(workspace.root, home)
+    return assemble_prompt(workspace, home, environment, tools, skills)
 
 
 def chapter_tools(workspace: Workspace, agents: AgentCatalog | None = None) -> ToolRegistry:

@@ -44,6 +44,7 @@ from chapters.ch09.resume import open_session
 from chapters.ch09.sessions import find_session
 from chapters.ch10.agent import build_agent, chapter_prompt, chapter_tools
 from chapters.ch10.demo import DEMO_PROMPT, demo_model, make_demo_workspace
+from chapters.ch10.environment import read_environment
 from chapters.ch10.show_prompt import make_prompt_command
 from shared.agent import DEFAULT_MAX_TURNS
 from shared.cli import FriendlyCommand, Session, common_options, require_prompt, run_session
@@ -161,7 +162,7 @@ def command(
     if resume is not None:
         find_session(root.root, resume or None)  # exit 2, listing the sessions, before any start
     home = Path.home()
-    today = date.today()  # once: the date the prompt states, for the whole run
+    environment = read_environment(root.root, date.today())  # once: what the prompt states
     agents = load_agents(root.root, home, plan_tools(root).names)  # exit 2 if malformed
     policy = policy_from_options(root, chapter_tools(root, agents), mode, allow, deny)
     hooks = Hooks(load_hooks(root, home))  # exit 2 if malformed
@@ -185,7 +186,7 @@ def command(
             agents=agents,
             log=log,
             home=home,
-            today=today,
+            environment=environment,
             max_turns=max_turns,
             max_requests=max_requests,
             max_parallel=max_parallel,

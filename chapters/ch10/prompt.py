@@ -33,10 +33,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 
-from chapters.ch10.environment import Environment, read_environment
+from chapters.ch10.environment import Environment
 from chapters.ch10.instructions import Instructions, read_instructions
 from chapters.ch10.sections import Section, SectionSource, SystemPrompt
 from chapters.ch10.skills import SOURCE as SKILLS_SOURCE
@@ -192,24 +191,25 @@ def _read(memory: SectionSource | None) -> tuple[str, str, list[str]]:
 def read_system_prompt(
     workspace: Path,
     home: Path,
-    today: date,
+    environment: Environment,
     *,
     tools: Collection[str],
     skills: SkillCatalog,
     memory: SectionSource | None = None,
     guidance: Sequence[Guidance] = GUIDANCE,
 ) -> SystemPrompt:
-    """Read the instruction files and the environment now, and build the prompt from them.
+    """Read the instruction files now, and build the prompt from them and what was passed.
 
     What a run calls once, at its start, and `tutorial prompt` calls the same way.
     `skills` is passed in because the run's load_skill tool must serve the very
-    catalog whose index the prompt shows.
+    catalog whose index the prompt shows; `environment` because whoever starts the
+    run reads it (`read_environment`), once, with the date it chooses.
     """
     return build_system_prompt(
         tools=tools,
         instructions=read_instructions(workspace, home),
         skills=skills,
-        environment=read_environment(workspace, today),
+        environment=environment,
         memory=memory,
         guidance=guidance,
     )

@@ -33,6 +33,7 @@ from chapters.ch07.stream_console import StreamingConsole
 from chapters.ch07.tests.support import recording_console
 from chapters.ch09.session_log import SessionLog
 from chapters.ch10.agent import build_agent, chapter_prompt, chapter_tools
+from chapters.ch10.environment import read_environment
 from chapters.ch10.sections import SystemPrompt
 from shared.agent import AgentSpec
 from shared.process import CommandRunner
@@ -91,7 +92,7 @@ class Agent10:
             agents=agents,
             log=SessionLog.new(self.root, 10, self.now),
             home=self.home,
-            today=self.today,
+            environment=read_environment(self.root, self.today),
             runner=self.runner,
             **self.options,
         )

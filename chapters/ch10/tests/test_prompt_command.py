@@ -37,8 +37,9 @@ pytestmark = pytest.mark.usefixtures("isolated")  # cwd: an empty tmp_path; HOME
 def prompt_here(workspace: Workspace, home: Path, today: date) -> SystemPrompt:
     """What the command under test builds: the test's tools and a memory double."""
     skills = load_skills(workspace.root, home)
+    environment = read_environment(workspace.root, today)
     return read_system_prompt(
-        workspace.root, home, today, tools=TOOLS, skills=skills, memory=FixedMemory()
+        workspace.root, home, environment, tools=TOOLS, skills=skills, memory=FixedMemory()
     )
 
 
