@@ -87,7 +87,5 @@ def size(section: Section) -> str:
 def summary(prompt: SystemPrompt) -> str:
     """One line for a run's header: what the prompt costs, and which sections it has."""
     sent = ", ".join(section.name for section in prompt.sections if section.text)
-    return (
-        f"system prompt: {len(prompt.text):,} characters, ~{estimate_tokens(prompt.text):,} "
-        f"tokens ({sent}) · python -m tutorial prompt shows it"
-    )
+    size = f"{len(prompt.text):,} characters, ~{estimate_tokens(prompt.text):,} tokens"
+    return f"system prompt: {size} ({sent})"

@@ -68,7 +68,7 @@ def test_the_demo_loads_the_skill_reads_its_checklist_and_answers(demo_folder: P
     err = result.stderr
     assert re.search(
         r"^system prompt: [\d,]+ characters, ~[\d,]+ tokens \(identity, tools, project "
-        r"instructions, skills, memory, environment\) · python -m tutorial prompt shows it$",
+        r"instructions, skills, memory, environment\)$",
         err,
         re.M,
     )
