@@ -11,6 +11,7 @@ A chapter text marks each generated block with a comment, followed by a code blo
     <!-- chunks: response 1 | 3:6 -->            ... or some of them
     <!-- console -->                             what the demo printed (plain, no colour)
     <!-- audit -->                               the audit log the demo wrote (times masked)
+    <!-- log: killed | 2:6 -->                   lines of a log the demo wrote, by its name
     <!-- source: chapters/ch01/loop.py run_agent -->            a function, verbatim
     <!-- source: chapters/ch02/workspace.py Workspace.resolve -->  or a method
     <!-- loop: before_request may_stop -->       the one loop, the seams a chapter uses marked
@@ -22,7 +23,8 @@ For traces and console output, the script runs the text's chapter demo (the
 scripted model, the real tools, every approval answered "y"), so what a reader
 sees in the text is what the code sends, receives and prints, never typed by
 hand; tests/test_docs.py runs `--check`. The demo command differs on Windows,
-so run this on Linux or macOS.
+so run this on Linux or macOS. A demo whose runs each number their requests
+from 1 has its traces named by occurrence too: `request 1 #2` is the second.
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ import ast
 import io
 import json
 import re
+import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -71,11 +75,17 @@ from chapters.ch06.definitions import load_agents  # noqa: E402
 from chapters.ch07 import demo as ch07_demo  # noqa: E402
 from chapters.ch07.agent import build_agent as ch07_agent  # noqa: E402
 from chapters.ch07.agent import chapter_tools as ch07_tools  # noqa: E402
+from chapters.ch07.scripted_stream import AgentStreams, text_stream  # noqa: E402
 from chapters.ch07.stream_console import StreamingConsole  # noqa: E402
 from chapters.ch08 import demo as ch08_demo  # noqa: E402
 from chapters.ch08.agent import build_agent as ch08_agent  # noqa: E402
 from chapters.ch08.agent import chapter_tools as ch08_tools  # noqa: E402
-from chapters.ch09.session_log import SessionLog  # noqa: E402
+from chapters.ch09 import demo as ch09_demo  # noqa: E402
+from chapters.ch09.agent import build_agent as ch09_agent  # noqa: E402
+from chapters.ch09.agent import chapter_tools as ch09_tools  # noqa: E402
+from chapters.ch09.resume import open_session  # noqa: E402
+from chapters.ch09.session_log import SESSIONS_FOLDER, SessionLog  # noqa: E402
+from chapters.ch09.tests import killed_run  # noqa: E402
 from chapters.ch10 import demo as ch10_demo  # noqa: E402
 from chapters.ch10.agent import assemble_prompt as ch10_prompt  # noqa: E402
 from chapters.ch10.agent import build_agent as ch10_agent  # noqa: E402
@@ -88,22 +98,32 @@ from chapters.ch10.skills import SKILL_FILE, load_skills  # noqa: E402
 from chapters.ch10.tokens import estimate_tokens  # noqa: E402
 from shared.approval import Approver, ScriptedApprover, TerminalApprover  # noqa: E402
 from shared.console import Console  # noqa: E402
+from shared.scripted import scripted_text  # noqa: E402
 from shared.tools import ToolRegistry  # noqa: E402
 
 # A marker, an optional caption line, the opening fence, the body (possibly empty), the
 # closing fence on its own line. The caption is generated too. The fence is three backticks,
 # or more when the body holds three (console output that shows a Markdown file, say).
 BLOCK = re.compile(
-    r"(?P<marker><!-- (?P<kind>trace|chunks|source|console|audit|loop|prompt)"
+    r"(?P<marker><!-- (?P<kind>trace|chunks|source|console|audit|loop|log|prompt)"
     r"(?:: (?P<title>[^>]+?))? -->\n)"
     r"(?:(?!```)[^\n]*\n)?(?P<ticks>```+)(?P<lang>\w*)\n(?P<body>(?:.*?\n)??)(?P=ticks)$",
     re.S | re.M,
 )
 
 
+@dataclass(frozen=True)
+class DemoFile:
+    """A file a demo wrote, for `<!-- log: NAME -->`: its caption in the text, and its text."""
+
+    caption: str
+    text: str
+
+
 # A demo run: the console, and whether a human types "y" at a (simulated) terminal
-# instead of a scripted yes. It returns the audit log it wrote, if the chapter has one.
-Demo = Callable[[Console, bool], str]
+# instead of a scripted yes. It returns the audit log it wrote, if the chapter has one,
+# or the files it wrote by name ("audit" among them, if it has one).
+Demo = Callable[[Console, bool], str | dict[str, DemoFile]]
 YES = "y\n" * 9
 
 
@@ -293,6 +313,109 @@ def run_ch08(console: Console, human: bool) -> str:
         return demo.audit_log()
 
 
+def run_ch09(console: Console, human: bool) -> dict[str, DemoFile]:
+    """Chapter 9's three runs as the command line runs them (chapters/ch09/demo.py), each on
+    a console of its own over the same streams; the sessions are named `<session-1>` and
+    `<session-2>`, since a real name is a time and a random. The traced run also kills a
+    real run with SIGKILL and resumes it: the log that leaves is `killed`."""
+
+    def fresh() -> StreamingConsole:
+        streams = {"out": console.out, "err": console.err}
+        return StreamingConsole(**streams, fancy=False, trace=console.tracing)
+
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        ch06_demo.write_demo_files(root)
+        agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
+        demo = DemoWorkspace.build(folder, ch09_tools(Workspace(root), agents))
+        model = ch09_demo.demo_model()
+        names = iter(["<session-1>", "<session-2>"])
+
+        def in_session(prompt: str, wanted: str | None) -> tuple[str, str]:
+            run_console = fresh()
+            log, history = open_session(
+                root,
+                wanted,
+                chapter=9,
+                console=run_console,
+                new_log=lambda: SessionLog(root, next(names), chapter=9),
+            )
+            agent = ch09_agent(
+                model=model,
+                console=run_console,
+                asker=asker(run_console, human),
+                workspace=demo.root,
+                policy=demo.policy,
+                audit=demo.audit,
+                hooks=demo.hooks,
+                plan=TodoPlan(),
+                agents=agents,
+                log=log,
+                home=root / "home",
+            )
+            return run_agent(prompt, agent, history=history), log.session_id
+
+        # The answers stream onto the console as they are said; stdout's copy is not shown.
+        between = StreamingConsole(out=io.StringIO(), err=console.err, fancy=False)
+        between.info(f"user: {ch09_demo.DEMO_PROMPT}")
+        ch09_demo.run_demo(in_session, between)
+        files = {"audit": DemoFile("", demo.audit_log())}
+    if not human:
+        files["killed"] = killed_and_resumed()
+    return files
+
+
+KILL_DEADLINE = 30.0  # seconds: far more than a healthy start takes
+
+
+def killed_and_resumed() -> DemoFile:
+    """A real run killed with SIGKILL in the middle of a tool call (the one chapter 9's test
+    kills, chapters/ch09/tests/killed_run.py), then resumed by chapter 9's agent: its log."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "chapters.ch09.tests.killed_run", folder],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            end = time.monotonic() + KILL_DEADLINE
+            while not (root / killed_run.WAITING).exists():  # the blocking call has started
+                if process.poll() is not None or time.monotonic() > end:
+                    raise SystemExit("the run to kill ended, or never reached its blocking call")
+                time.sleep(0.01)  # a poll interval
+        finally:
+            process.kill()
+            process.wait()
+        quiet = Console(out=io.StringIO(), err=io.StringIO(), fancy=False)
+        log, history = open_session(root, "", chapter=9, console=quiet)
+        agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
+        demo = DemoWorkspace.build(folder, ch09_tools(Workspace(root), agents))
+        said = scripted_text("wait may not have run: I look before I retry.")
+        agent = ch09_agent(
+            model=AgentStreams({killed_run.PROMPT: [text_stream(said)]}, name="scripted-model"),
+            console=quiet,
+            asker=asker(quiet, False),
+            workspace=demo.root,
+            policy=demo.policy,
+            audit=demo.audit,
+            hooks=demo.hooks,
+            plan=TodoPlan(),
+            agents=agents,
+            log=log,
+            home=root / "home",
+        )
+        run_agent("Did it build?", agent, history=history)
+        text = log.path.read_text(encoding="utf-8").replace(log.session_id, "<session-id>")
+    caption = (
+        "一次真实的运行在工具调用中途被 SIGKILL 杀掉（[chapters/ch09/tests/killed_run.py]"
+        "(../chapters/ch09/tests/killed_run.py)），再由第 9 章的智能体 `--resume`："
+        f"`{SESSIONS_FOLDER.as_posix()}/<session-id>.jsonl`（时间换成了 `<time>`，长字符串截短）"
+    )
+    return DemoFile(caption, text)
+
+
 # Chapter 10's prompt ends with the environment: this machine, the folder and the day. The
 # text shows a fixed one, so that it reads the same on every machine on every day.
 CH10_FOLDER = Path("<folder>")
@@ -313,6 +436,13 @@ def run_ch10(console: Console, human: bool) -> str:
         ch10_demo.write_demo_workspace(root)
         agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
         demo = DemoWorkspace.build(folder, ch10_tools(Workspace(root), agents))
+        log, _ = open_session(
+            root,
+            None,
+            chapter=10,
+            console=streaming,
+            new_log=lambda: SessionLog(root, "<session-id>", chapter=10, started=CH10_STARTED),
+        )
         agent = ch10_agent(
             model=ch10_demo.demo_model(),
             console=streaming,
@@ -323,7 +453,7 @@ def run_ch10(console: Console, human: bool) -> str:
             hooks=demo.hooks,
             plan=TodoPlan(),
             agents=agents,
-            log=SessionLog(root, "<session-id>", chapter=10, started=CH10_STARTED),
+            log=log,
             home=root / "home",
             environment=CH10_ENVIRONMENT,
         )
@@ -391,6 +521,7 @@ DOCS: dict[Path, Demo] = {
     ROOT / "docs" / "ch06-subagents.md": run_ch06,
     ROOT / "docs" / "ch07-streaming-parallel.md": run_ch07,
     ROOT / "docs" / "ch08-compaction.md": run_ch08,
+    ROOT / "docs" / "ch09-memory.md": run_ch09,
     ROOT / "docs" / "ch10-prompt-assembly.md": run_ch10,
 }
 
@@ -401,17 +532,24 @@ class DemoOutput:
     traced: str  # everything the traced run printed
     printed: str  # what the demo printed, a human answering at the terminal
     audit: str  # the audit log of the traced run, if the chapter writes one
+    files: dict[str, DemoFile]  # the files the traced run wrote, by name, if it says
 
 
 def demo_output(run: Demo) -> DemoOutput:
     traced = io.StringIO()
-    audit = run(Console(out=io.StringIO(), err=traced, fancy=False, trace=True), False)
+    wrote = run(Console(out=io.StringIO(), err=traced, fancy=False, trace=True), False)
+    files = wrote if isinstance(wrote, dict) else {"audit": DemoFile("", wrote)}
     text, documents = traced.getvalue(), {}
+    seen: dict[str, int] = {}  # how often each title was printed so far
     for match in re.finditer(r"^--- (?P<title>.+?) ---\n", text, re.M):
-        documents[match["title"]], _ = json.JSONDecoder().raw_decode(text, match.end())
+        title = match["title"]
+        seen[title] = seen.get(title, 0) + 1
+        document, _ = json.JSONDecoder().raw_decode(text, match.end())
+        documents[title] = documents[f"{title} #{seen[title]}"] = document  # the last, and each
     printed = io.StringIO()
     run(Console(out=printed, err=printed, fancy=False), True)
-    return DemoOutput(documents, text, printed.getvalue().rstrip("\n"), audit)
+    audit = files["audit"].text if "audit" in files else ""
+    return DemoOutput(documents, text, printed.getvalue().rstrip("\n"), audit, files)
 
 
 def audit_block(audit: str) -> str:
@@ -422,6 +560,35 @@ def audit_block(audit: str) -> str:
         record["time"] = "<time>"
         lines.append(json.dumps(record, ensure_ascii=False))
     return "\n".join(lines)
+
+
+LOG_STRING_CHARS = 60  # a longer string in a log line is cut here, and says how long it was
+
+
+def log_block(reference: str, files: dict[str, DemoFile]) -> tuple[str, str]:
+    """Lines `a:b` of the JSON-lines file the demo named: each line's `started` masked and its
+    long strings cut, so that a line of the log fits a line of the text. Body and caption."""
+    name, _, selector = (part.strip() for part in reference.partition("|"))
+    if name not in files:
+        raise SystemExit(f"no file named {name!r}; the demo wrote: {sorted(files)}")
+    lines = files[name].text.splitlines()
+    if selector:
+        first, last = re.fullmatch(r"(-?\d*):(-?\d*)", selector).groups()  # type: ignore[union-attr]
+        lines = lines[int(first) if first else None : int(last) if last else None]
+    shown = (json.dumps(_shortened(json.loads(line)), ensure_ascii=False) for line in lines)
+    return "\n".join(shown), files[name].caption
+
+
+def _shortened(value: Any, key: str = "") -> Any:
+    if key == "started":
+        return "<time>"
+    if isinstance(value, dict):
+        return {k: _shortened(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shortened(v) for v in value]
+    if isinstance(value, str) and len(value) > LOG_STRING_CHARS:
+        return f"{value[:LOG_STRING_CHARS]}…({len(value):,} characters)"
+    return value
 
 
 def trace_block(reference: str, documents: dict[str, Any]) -> str:
@@ -542,6 +709,8 @@ def render(text: str, run: Demo, chapter: int) -> str:
             body, caption = chunks_block(title, demo().traced), captions["trace"]
         elif kind == "audit":
             body, caption = audit_block(demo().audit), captions[kind]
+        elif kind == "log":
+            body, caption = log_block(title, demo().files)
         elif kind == "prompt":
             body, caption = prompt_block(title), captions[f"prompt: {title}"]
         else:

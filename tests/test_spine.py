@@ -691,7 +691,7 @@ def test_every_declared_base_is_a_file_of_an_earlier_chapter() -> None:
 
 def test_a_declaration_of_a_missing_or_later_base_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "agent.py"
-    path.write_text('"""x\n\nExtends: chapters/ch09/agent.py\n"""\n', encoding="utf-8")
+    path.write_text('"""x\n\nExtends: chapters/ch03/missing.py\n"""\n', encoding="utf-8")
     with pytest.raises(DeclarationError):
         declared_base(path, 5)  # no such file
     path.write_text('"""x\n\nExtends: chapters/ch05/agent.py\n"""\n', encoding="utf-8")

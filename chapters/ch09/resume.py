@@ -86,7 +86,8 @@ def resume_session(
     repaired = f"; {repair.note}" if repair.changed else ""
     console.notice(
         f"harness: resuming session {session.id} ({len(session.history)} messages, "
-        f"{session.turns} turns; its last run {session.ended}){repaired}"
+        f"{session.turns} turn{'' if session.turns == 1 else 's'}; its last run {session.ended})"
+        f"{repaired}"
     )
     return Resumed(session, log, repair.history, repair)
 

@@ -20,7 +20,7 @@ import chapters.ch09.cli as chapter_cli
 import shared.approval as approval_module
 from chapters.ch01.tests.chat_server import SSE_DONE, ChatServer, StreamReply, sse_data
 from chapters.ch03.audit import AUDIT_FILE
-from chapters.ch03.tests.support import read_audit
+from chapters.ch03.tests.support import read_audit, tutorial
 from chapters.ch06.demo import write_demo_files
 from chapters.ch07.scripted_stream import calls_stream, text_stream
 from chapters.ch08.compaction import COMPACT_MARK, SUMMARY_MARK
@@ -260,8 +260,9 @@ def test_a_killed_sessions_cut_line_is_skipped_once_and_the_repair_goes_out_and_
 
     with ChatServer([said("I will check a.txt again.")]) as server:
         resumed = run_on(tmp_path, server, "--resume", prompt=NEXT)
-        (body,) = bodies(server)
+        sent = bodies(server)
     assert resumed.exit_code == 0, resumed.stderr
+    (body,) = sent
     assert resumed.stderr.count("was cut half-way") == 1
     assert "repair: 1 interrupted call answered (call_1)" in resumed.stderr
     roles = [m["role"] for m in body["messages"]]
@@ -333,3 +334,12 @@ def test_help_shows_resume_and_the_check_knows_memory_write() -> None:
     assert check("memory_write(tabs)").startswith("ask: memory_write(tabs)\n")
     assert check("memory_write(tabs)", "--mode", "plan").startswith("deny: memory_write(tabs)\n")
     assert check("memory_read(tabs)", "--mode", "plan").startswith("allow: memory_read(tabs)\n")
+
+
+def test_the_dispatcher_runs_chapter_9_with_its_options(tmp_path: Path) -> None:
+    ids = two_sessions(tmp_path)
+    result = tutorial("run", "--chapter", "9", "--resume", "2025", "--prompt", "go on")
+    assert result.exit_code == 2
+    assert ids[1] in result.stderr and "no session id" in result.stderr
+    shown = " ".join(tutorial("run", "--chapter", "9", "--help").stdout.split())
+    assert "--resume [ID]" in shown and "--context-window INTEGER RANGE" in shown
