@@ -18,6 +18,7 @@ from pydantic import TypeAdapter
 import chapters.ch02.options as options
 import chapters.ch10.cli as chapter_cli
 from chapters.ch01.tests.chat_server import SSE_DONE, ChatServer, StreamReply, sse_data
+from chapters.ch03.tests.support import tutorial
 from chapters.ch07.scripted_stream import calls_stream, text_stream
 from chapters.ch08.tests.composed import args, write_files
 from chapters.ch10.demo import DEMO_PROMPT, EXTRA_FILE, PATCH, SKILL, write_demo_workspace
@@ -193,6 +194,24 @@ def test_a_resumed_session_keeps_its_prompt_and_a_new_one_reads_the_files_again(
 
 
 # --- the chapter's other commands ----------------------------------------------------------------
+
+
+def test_the_dispatcher_runs_chapter_10_and_its_other_commands(
+    demo_folder: Path, tmp_path: Path
+) -> None:
+    demo = tutorial("run", "--chapter", "10", "--demo")
+    assert demo.exit_code == 0, demo.stderr
+    assert demo.stdout.startswith(f"[scripted] Review of {PATCH} ({SKILL}, {EXTRA_FILE}):\n")
+    sessions = tutorial("sessions", "--chapter", "10", "--workspace", str(demo_folder))
+    assert sessions.exit_code == 0, sessions.stderr
+    assert DEMO_PROMPT[:40] in sessions.stdout  # the demo's run was a session
+    agents = tutorial("agents", "--chapter", "10", "--workspace", str(tmp_path))
+    assert agents.exit_code == 0 and "explore\n  source: built in\n" in agents.stdout
+    check = tutorial("permissions", "check", "--chapter", "10", "load_skill(deploy)")
+    assert check.stdout.startswith("allow: load_skill(deploy)\n")
+    shown = tutorial("prompt", "--chapter", "10", "--workspace", str(demo_folder))
+    assert shown.exit_code == 0, shown.stderr
+    assert "--- 4/6 skills ---\n" in shown.stdout and INDEX_LINE in shown.stdout
 
 
 def test_permissions_check_knows_load_skill_as_a_read() -> None:
