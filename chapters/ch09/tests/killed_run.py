@@ -1,4 +1,5 @@
-"""A run that is killed in the middle: started by test_killed_run.py as a real process.
+"""A run that is killed in the middle: started as a real process by test_killed_run.py, and by
+scripts/update_docs.py for the log that docs/ch09-memory.md shows.
 
     python -m chapters.ch09.tests.killed_run WORKSPACE
 
