@@ -15,6 +15,9 @@ A chapter text marks each generated block with a comment, followed by a code blo
     <!-- source: chapters/ch01/loop.py run_agent -->            a function, verbatim
     <!-- source: chapters/ch02/workspace.py Workspace.resolve -->  or a method
     <!-- loop: before_request may_stop -->       the one loop, the seams a chapter uses marked
+    <!-- prompt: sections -->                    chapter 10's prompt in its demo's folder: each
+                                                 section's size, measured as `tutorial prompt` does
+    <!-- prompt: skills -->                      ... and what each of its skills costs, when
 
 For traces and console output, the script runs the text's chapter demo (the
 scripted model, the real tools, every approval answered "y"), so what a reader
@@ -37,6 +40,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -82,17 +86,28 @@ from chapters.ch09.agent import chapter_tools as ch09_tools  # noqa: E402
 from chapters.ch09.resume import open_session  # noqa: E402
 from chapters.ch09.session_log import SESSIONS_FOLDER, SessionLog  # noqa: E402
 from chapters.ch09.tests import killed_run  # noqa: E402
+from chapters.ch10 import demo as ch10_demo  # noqa: E402
+from chapters.ch10.agent import assemble_prompt as ch10_prompt  # noqa: E402
+from chapters.ch10.agent import build_agent as ch10_agent  # noqa: E402
+from chapters.ch10.agent import chapter_tools as ch10_tools  # noqa: E402
+from chapters.ch10.environment import Environment  # noqa: E402
+from chapters.ch10.sections import SystemPrompt  # noqa: E402
+from chapters.ch10.show_prompt import size as section_size  # noqa: E402
+from chapters.ch10.skill_tool import describe as load_skill_result  # noqa: E402
+from chapters.ch10.skills import SKILL_FILE, load_skills  # noqa: E402
+from chapters.ch10.tokens import estimate_tokens  # noqa: E402
 from shared.approval import Approver, ScriptedApprover, TerminalApprover  # noqa: E402
 from shared.console import Console  # noqa: E402
 from shared.scripted import scripted_text  # noqa: E402
 from shared.tools import ToolRegistry  # noqa: E402
 
 # A marker, an optional caption line, the opening fence, the body (possibly empty), the
-# closing fence on its own line. The caption is generated too.
+# closing fence on its own line. The caption is generated too. The fence is three backticks,
+# or more when the body holds three (console output that shows a Markdown file, say).
 BLOCK = re.compile(
-    r"(?P<marker><!-- (?P<kind>trace|chunks|source|console|audit|loop|log)"
+    r"(?P<marker><!-- (?P<kind>trace|chunks|source|console|audit|loop|log|prompt)"
     r"(?:: (?P<title>[^>]+?))? -->\n)"
-    r"(?:(?!```)[^\n]*\n)?(?P<fence>```\w*\n)(?P<body>(?:.*?\n)??)(?P<close>```)$",
+    r"(?:(?!```)[^\n]*\n)?(?P<ticks>```+)(?P<lang>\w*)\n(?P<body>(?:.*?\n)??)(?P=ticks)$",
     re.S | re.M,
 )
 
@@ -401,6 +416,102 @@ def killed_and_resumed() -> DemoFile:
     return DemoFile(caption, text)
 
 
+# Chapter 10's prompt ends with the environment: this machine, the folder and the day. The
+# text shows a fixed one, so that it reads the same on every machine on every day.
+CH10_FOLDER = Path("<folder>")
+CH10_ENVIRONMENT = Environment(
+    "Linux", "bash", CH10_FOLDER, "not a git repository", date(2026, 5, 1)
+)
+CH10_STARTED = datetime(2026, 5, 1, 10, 0, 0)
+
+
+def run_ch10(console: Console, human: bool) -> str:
+    """Chapter 10 as the command line runs its demo: the streaming console, a new session
+    (named `<session-id>`, since a real id is a time and a random), and the fixed environment."""
+    streaming = StreamingConsole(
+        out=console.out, err=console.err, fancy=False, trace=console.tracing
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        ch10_demo.write_demo_workspace(root)
+        agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
+        demo = DemoWorkspace.build(folder, ch10_tools(Workspace(root), agents))
+        log, _ = open_session(
+            root,
+            None,
+            chapter=10,
+            console=streaming,
+            new_log=lambda: SessionLog(root, "<session-id>", chapter=10, started=CH10_STARTED),
+        )
+        agent = ch10_agent(
+            model=ch10_demo.demo_model(),
+            console=streaming,
+            asker=asker(streaming, human),
+            workspace=demo.root,
+            policy=demo.policy,
+            audit=demo.audit,
+            hooks=demo.hooks,
+            plan=TodoPlan(),
+            agents=agents,
+            log=log,
+            home=root / "home",
+            environment=CH10_ENVIRONMENT,
+        )
+        run_agent(ch10_demo.DEMO_PROMPT, agent)
+        return demo.audit_log()
+
+
+def ch10_demo_prompt(folder: Path) -> SystemPrompt:
+    """The prompt chapter 10's demo sends, as its run assembles it."""
+    workspace = Workspace(folder)
+    tools = ch10_tools(workspace).names
+    skills = load_skills(folder, folder / "home")
+    return ch10_prompt(workspace, folder / "home", CH10_ENVIRONMENT, tools, skills)
+
+
+def prompt_block(title: str) -> str:
+    """`sections`: each section of the demo's prompt, its size and its source, as `tutorial
+    prompt` measures them; `skills`: what each skill costs at each step of the disclosure."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        ch10_demo.write_demo_workspace(root)
+        if title == "sections":
+            return sections_table(ch10_demo_prompt(root))
+        if title == "skills":
+            return skills_table(root)
+    raise SystemExit(f"no prompt block named {title!r}: sections or skills")
+
+
+def sections_table(prompt: SystemPrompt) -> str:
+    rows = [("section", "size", "source")]
+    rows += [(s.name, section_size(s), s.source) for s in prompt.sections]
+    width = [max(len(row[n]) for row in rows) for n in (0, 1)]
+    lines = [f"{a:<{width[0]}}  {b:<{width[1]}}  {c}".rstrip() for a, b, c in rows]
+    sent = sum(1 for s in prompt.sections if s.text)
+    total = f"{len(prompt.text):,} characters, ~{estimate_tokens(prompt.text):,} tokens"
+    count = len(prompt.sections)
+    return "\n".join([*lines, f"total: {sent} of {count} sections sent, {total}"])
+
+
+def skills_table(root: Path) -> str:
+    """Per skill: its line in the index (every request), load_skill's result (when loaded),
+    and each other file (when read)."""
+    workspace = Workspace(root)
+    rows = [("skill", "index line", "load_skill", "other files")]
+    for skill in load_skills(root, root / "home").skills.values():
+        line = estimate_tokens(f"- {skill.name}: {skill.description}")
+        loaded = estimate_tokens(load_skill_result(skill, workspace))
+        others = sorted(p for p in skill.folder.rglob("*") if p.is_file() and p.name != SKILL_FILE)
+        files = ", ".join(
+            f"{p.name} ~{estimate_tokens(p.read_text(encoding='utf-8')):,}" for p in others
+        )
+        rows.append((skill.name, f"~{line:,}", f"~{loaded:,}", files or "none"))
+    width = [max(len(row[n]) for row in rows) for n in range(3)]
+    return "\n".join(
+        f"{a:<{width[0]}}  {b:<{width[1]}}  {c:<{width[2]}}  {d}".rstrip() for a, b, c, d in rows
+    )
+
+
 DOCS: dict[Path, Demo] = {
     ROOT / "docs" / "ch01-agent-loop.md": run_ch01,
     ROOT / "docs" / "ch02-file-tools.md": run_ch02,
@@ -411,6 +522,7 @@ DOCS: dict[Path, Demo] = {
     ROOT / "docs" / "ch07-streaming-parallel.md": run_ch07,
     ROOT / "docs" / "ch08-compaction.md": run_ch08,
     ROOT / "docs" / "ch09-memory.md": run_ch09,
+    ROOT / "docs" / "ch10-prompt-assembly.md": run_ch10,
 }
 
 
@@ -568,6 +680,16 @@ def render(text: str, run: Demo, chapter: int) -> str:
         "trace": f"由 `{command} --trace` 生成（脚本模型：[{demo_file}](../{demo_file})）",
         "console": f"由 `{command}` 生成，回答 `y` 的人在终端前（[{demo_file}](../{demo_file})）",
         "audit": f"`{command}` 写下的 `.tutorial/audit.jsonl`（时间换成了 `<time>`）",
+        "prompt: sections": (
+            f"在 `{command}` 的工作区里，按 `python -m tutorial prompt --chapter {chapter}` 的"
+            f"量法生成（[{demo_file}](../{demo_file})；环境一节固定为 Linux、`<folder>`、"
+            "2026-05-01；token 是估算）"
+        ),
+        "prompt: skills": (
+            f"在 `{command}` 的工作区里生成，token 按 `tutorial prompt` 的方法估算"
+            "（[chapters/ch10/tokens.py](../chapters/ch10/tokens.py)）：索引里的一行、"
+            "`load_skill` 的结果、其他文件的内容"
+        ),
     }
 
     def demo() -> DemoOutput:
@@ -589,9 +711,12 @@ def render(text: str, run: Demo, chapter: int) -> str:
             body, caption = audit_block(demo().audit), captions[kind]
         elif kind == "log":
             body, caption = log_block(title, demo().files)
+        elif kind == "prompt":
+            body, caption = prompt_block(title), captions[f"prompt: {title}"]
         else:
             body, caption = console_block(demo().printed), captions[kind]
-        return f"{match['marker']}{caption}\n{match['fence']}{body}\n{match['close']}"
+        ticks = "`" * max([3, *(len(run) + 1 for run in re.findall(r"^`{3,}", body, re.M))])
+        return f"{match['marker']}{caption}\n{ticks}{match['lang']}\n{body}\n{ticks}"
 
     return BLOCK.sub(replace, text)
 

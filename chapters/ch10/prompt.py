@@ -18,20 +18,24 @@ Everything is read once, when the prompt is built, and the run sends the same
 text with every request: a file edited during the run changes the next run,
 not the next request.
 
-The first two sections carry what chapters 1 to 6 said in their constant
-prompts (chapters/ch02/prompt.py, chapters/ch05/prompt.py, chapters/ch06/prompt.py),
-mostly in the words checked there against a real small model; what is new is
-that a tool's line is there only when the agent has the tool.
+The first two sections carry what chapters 1 to 9 said in their constant
+prompts (chapters/ch02/prompt.py, chapters/ch05/prompt.py to chapters/ch09/prompt.py),
+mostly in the words checked
+there against a real small model. What is new: a tool's line is there only
+when the agent has the tool, and the model is told to look before it acts
+(read a file before changing it, search before creating, read a command's
+output before saying it worked). A small model given none of that wrote an
+answer into a file it never read, and created src/Parser.py beside the class
+it was asked to change.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 
-from chapters.ch10.environment import Environment, read_environment
+from chapters.ch10.environment import Environment
 from chapters.ch10.instructions import Instructions, read_instructions
 from chapters.ch10.sections import Section, SectionSource, SystemPrompt
 from chapters.ch10.skills import SOURCE as SKILLS_SOURCE
@@ -56,6 +60,8 @@ You act by calling tools; the result of each call comes back to you as a tool me
 command before it runs. A refused call will be refused again: do not repeat it.
 - A failed call is information: read it and decide. Never make the same call twice; \
 its result is already above.
+- Look before you act: every change you make and every fact you report rests on what a \
+tool showed you in this conversation, never on a guess.
 - As soon as the results answer the user, stop calling tools and answer in plain text."""
 
 
@@ -76,13 +82,19 @@ GUIDANCE: tuple[Guidance, ...] = (
     ),
     Guidance(
         ("read_file", "edit_file"),
-        "- To change a file, read it first; edit_file's old_string is copied exactly from "
-        "read_file's output, without the line numbers.",
+        "- Read a file before you change it, even to replace it whole; edit_file's old_string "
+        "is copied exactly from read_file's output, without the line numbers.",
+    ),
+    Guidance(
+        ("glob", "grep"),
+        "- Before you create a file, a class or a function, search for it with grep or glob: "
+        "if it exists, change it where it is instead of making a second one.",
     ),
     Guidance(
         ("shell",),
         "- shell runs one command in the shell named under Environment. Do not guess what a "
-        "command would print: run it.",
+        "command would print: run it, and read its exit code and output before you say it "
+        "worked.",
     ),
     Guidance(
         ("todo_write",),
@@ -97,6 +109,31 @@ GUIDANCE: tuple[Guidance, ...] = (
         "the tests cover?), call task: a sub-agent does the work in a context of its own and "
         "sends back only its answer. Its prompt is all it sees, so say exactly what to find "
         "and what to report. Use its report; do not repeat its reads.",
+    ),
+    Guidance(
+        ("read_file", "glob", "grep"),
+        "- When several calls do not depend on each other's results (reads, searches, tasks "
+        "for explore), make them all in one reply: they run side by side. A call that needs "
+        "another's result goes in a later reply.",
+    ),
+    Guidance(
+        ("read_file", "grep"),
+        "- A tool result too long to send whole is saved to a file: you see its start, its end "
+        "and the file's path. Read the part you need from that file with read_file (offset, "
+        "limit) or grep; do not run the tool again to see more.",
+    ),
+    Guidance(
+        ("read_file", "grep"),
+        "- To keep the context small, the harness replaces old tool results by a short stub "
+        "and, when the context is nearly full, the earlier conversation by a summary. Each "
+        "names the file that holds the full text.",
+    ),
+    Guidance(
+        ("memory_read", "memory_write"),
+        "- Memory outlives this session. When the user states a preference, corrects how you "
+        "work, or tells you a fact to keep for later, save it with memory_write: one memory per "
+        "topic, never a password or a key. A memory is read with memory_read when it bears on "
+        "the task.",
     ),
 )
 
@@ -154,24 +191,25 @@ def _read(memory: SectionSource | None) -> tuple[str, str, list[str]]:
 def read_system_prompt(
     workspace: Path,
     home: Path,
-    today: date,
+    environment: Environment,
     *,
     tools: Collection[str],
     skills: SkillCatalog,
     memory: SectionSource | None = None,
     guidance: Sequence[Guidance] = GUIDANCE,
 ) -> SystemPrompt:
-    """Read the instruction files and the environment now, and build the prompt from them.
+    """Read the instruction files now, and build the prompt from them and what was passed.
 
     What a run calls once, at its start, and `tutorial prompt` calls the same way.
     `skills` is passed in because the run's load_skill tool must serve the very
-    catalog whose index the prompt shows.
+    catalog whose index the prompt shows; `environment` because whoever starts the
+    run reads it (`read_environment`), once, with the date it chooses.
     """
     return build_system_prompt(
         tools=tools,
         instructions=read_instructions(workspace, home),
         skills=skills,
-        environment=read_environment(workspace, today),
+        environment=environment,
         memory=memory,
         guidance=guidance,
     )

@@ -82,3 +82,10 @@ def size(section: Section) -> str:
     if section.was_cut:
         return f"{shown}; cut from {section.full_size:,})"
     return f"{shown})"
+
+
+def summary(prompt: SystemPrompt) -> str:
+    """One line for a run's header: what the prompt costs, and which sections it has."""
+    sent = ", ".join(section.name for section in prompt.sections if section.text)
+    size = f"{len(prompt.text):,} characters, ~{estimate_tokens(prompt.text):,} tokens"
+    return f"system prompt: {size} ({sent})"

@@ -28,13 +28,15 @@ The rules (`skill_from`), each broken one named in the warning:
     description   1 to 1,024 characters
     instructions  some text below the closing --- line
 
-Other fields (`license`, `allowed-tools`, ...) are allowed and not used. The
-front matter is read by chapter 6's parser (chapters/ch06/frontmatter.py), so
-its limits are chapter 6's: one line per value, no nested maps (a `metadata:`
-block) and no `>` folded descriptions; such a file is left out with a warning
-that names the line. A skill that breaks a rule is left out with one warning
-naming its file and the rule; the other skills and the run go on. A broken
-skill should cost its author a warning, not cost every user the agent.
+The format allows other fields (`license`, `compatibility`, `metadata`,
+`allowed-tools`), and other agents add their own. None of them is read here,
+whatever its shape (a `metadata:` map, a `license: >` folded over two lines):
+`read_fields` blanks their lines, and chapter 6's parser
+(chapters/ch06/frontmatter.py) reads what is left, `name` and `description`,
+with its limits: one line each, no `>` folded description. A line number in a
+warning is still the file's. A skill that breaks a rule is left out with one
+warning naming its file and the rule; the other skills and the run go on. A
+broken skill should cost its author a warning, not cost every user the agent.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from chapters.ch06.frontmatter import FrontMatterError, Value, parse_front_matter
+from chapters.ch06.frontmatter import FENCE, FrontMatterError, Value, parse_front_matter
 
 SKILLS_FOLDER = Path(".tutorial") / "skills"  # below the workspace, and below your home folder
 SKILL_FILE = "SKILL.md"
@@ -52,6 +54,8 @@ SOURCE = f"~/{SKILLS_FOLDER.as_posix()}/ and {SKILLS_FOLDER.as_posix()}/"  # bot
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 _NAME_CHARACTERS = re.compile(r"[a-z0-9-]+")
+READ_FIELDS = ("name", "description")  # all a run needs of SKILL.md's front matter
+_TOP_LEVEL_KEY = re.compile(r"(?P<key>[A-Za-z_][\w-]*):(?:\s|$)")
 HEADING = "# Skills"
 INTRO = (
     "A skill holds instructions for one kind of task. When the task matches a skill's "
@@ -144,12 +148,40 @@ def read_skill(folder: Path, shown: str) -> Skill | str:
         if SKILL_FILE not in names:  # compared exactly, so skill.md fails on every system alike
             return f"{shown}: missing (a skill folder needs a {SKILL_FILE}); the skill is left out"
         text = (folder / SKILL_FILE).read_text(encoding="utf-8")
-        parsed = parse_front_matter(text)
+        parsed = parse_front_matter(read_fields(text))
         return skill_from(parsed.fields, parsed.body, folder, shown)
     except (OSError, UnicodeDecodeError) as error:
         return f"{shown}: cannot be read ({error}); the skill is left out"
     except (FrontMatterError, SkillError) as error:
         return f"{shown}: {error}; the skill is left out"
+
+
+def read_fields(text: str) -> str:
+    """SKILL.md with the lines of every front-matter field but `READ_FIELDS` made blank.
+
+    A field is its `key:` line at the left margin and the lines below it that are
+    indented, list items, comments or blank. The lines stay, empty, so that the
+    parser's line numbers are the file's. A text without a closed front matter is
+    returned as it is, for the parser to say what is wrong with it.
+    """
+    lines = text.splitlines(keepends=True)  # as the parser splits them
+    content = [line.rstrip("\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029") for line in lines]
+    if not content or content[0].removeprefix("\ufeff").rstrip() != FENCE:
+        return text
+    close = next((i for i, line in enumerate(content[1:], 1) if line.rstrip() == FENCE), None)
+    if close is None:
+        return text
+    skipping = False  # inside a field that is not read
+    for number in range(1, close):
+        line = content[number]
+        key = _TOP_LEVEL_KEY.match(line)
+        if key is not None:
+            skipping = key["key"] not in READ_FIELDS
+        elif not (line[:1].isspace() or line[:1] in ("-", "#") or not line.strip()):
+            skipping = False  # not part of a field: the parser names the line
+        if skipping:
+            lines[number] = lines[number][len(line) :]  # its line ending only
+    return "".join(lines)
 
 
 class SkillError(ValueError):

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from chapters.ch10.environment import read_environment
 from chapters.ch10.prompt import read_system_prompt
 from chapters.ch10.sections import SystemPrompt
 from chapters.ch10.skills import SKILLS_FOLDER, load_skills
@@ -75,7 +76,10 @@ def build(
 ) -> SystemPrompt:
     """The prompt a run in `workspace` would send on `today`: everything read afresh."""
     skills = load_skills(workspace, home)
-    return read_system_prompt(workspace, home, today, tools=tools, skills=skills, memory=memory)
+    environment = read_environment(workspace, today)
+    return read_system_prompt(
+        workspace, home, environment, tools=tools, skills=skills, memory=memory
+    )
 
 
 @dataclass

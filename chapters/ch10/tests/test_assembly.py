@@ -13,6 +13,8 @@ import pytest
 from chapters.ch01.agent import build_agent as ch01_agent
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.harness import FakeRunner, plain_console
+from chapters.ch06.prompt import SYSTEM_PROMPT as CH06_PROMPT
+from chapters.ch09.prompt import SYSTEM_PROMPT as CH09_PROMPT
 from chapters.ch10.environment import Environment
 from chapters.ch10.instructions import Instructions
 from chapters.ch10.prompt import CAPS, ORDER, build_system_prompt, tools_text
@@ -20,6 +22,7 @@ from chapters.ch10.sections import MIN_CAP, Section, cut
 from chapters.ch10.skills import SkillCatalog, load_skills
 from chapters.ch10.tests.support import (
     TODAY,
+    TOOLS,
     FixedMemory,
     build,
     folders,
@@ -192,11 +195,42 @@ def test_the_tools_section_has_a_line_only_for_the_tools_the_agent_has() -> None
     assert only_shell.splitlines() == [
         "# Using the tools",
         "- shell runs one command in the shell named under Environment. Do not guess what a "
-        "command would print: run it.",
+        "command would print: run it, and read its exit code and output before you say it "
+        "worked.",
     ]
     assert "edit_file" not in tools_text(("read_file", "glob", "grep"))
     assert "edit_file's old_string" in tools_text(("read_file", "edit_file"))
     assert tools_text(()) == ""
+
+
+def test_the_prompt_tells_the_model_to_look_before_it_acts(tmp_path: Path) -> None:
+    """What a small model skipped: it wrote an answer into a file it never read and created
+    src/Parser.py beside the class it was asked to change. Each rule is said once, concretely,
+    in the section of the prompt where its tools are."""
+    where = folders(tmp_path)
+    prompt = build(where.workspace, where.home)
+    identity, tools = prompt.section("identity"), prompt.section("tools")
+    assert "Look before you act:" in identity.text and "never on a guess" in identity.text
+    for rule in [
+        "Read a file before you change it, even to replace it whole",
+        "Before you create a file, a class or a function, search for it with grep or glob",
+        "read its exit code and output before you say it worked",
+    ]:
+        assert tools.text.count(rule) == 1, rule
+        assert prompt.text.count(rule) == 1, rule
+    assert not identity.was_cut and not tools.was_cut  # every line of guidance within its cap
+
+
+def test_the_tools_section_keeps_what_chapters_7_to_9_told_the_model(tmp_path: Path) -> None:
+    """Chapter 10's agent streams, runs reads side by side, saves big results and has memory, as
+    chapters 7 to 9 did; what their constant prompts added about it is still said, word for
+    word."""
+    added = CH09_PROMPT.removeprefix(CH06_PROMPT).strip().split("\n- ")
+    assert len(added) == 4
+    prompt = build(tmp_path, tmp_path, tools=(*TOOLS, "memory_read", "memory_write"))
+    tools = prompt.section("tools").text
+    for line in added:
+        assert f"- {line.removeprefix('- ')}" in tools.splitlines()
 
 
 def test_one_run_sends_the_same_prompt_with_every_request(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from chapters.ch09.memory import INDEX_CAP, Memory, MemoryIndex, MemoryStore, MemoryType, Scope
+from chapters.ch10.environment import read_environment
 from chapters.ch10.prompt import CAPS, read_system_prompt
 from chapters.ch10.sections import SectionSource, SystemPrompt
 from chapters.ch10.skills import load_skills
@@ -15,7 +16,10 @@ from chapters.ch10.tests.support import TODAY, TOOLS, folders
 def build(workspace: Path, home: Path, memory: SectionSource) -> SystemPrompt:
     """The prompt a run would send, with `memory` typed as the protocol a run passes."""
     skills = load_skills(workspace, home)
-    return read_system_prompt(workspace, home, TODAY, tools=TOOLS, skills=skills, memory=memory)
+    environment = read_environment(workspace, TODAY)
+    return read_system_prompt(
+        workspace, home, environment, tools=TOOLS, skills=skills, memory=memory
+    )
 
 
 def test_chapter_9s_memory_index_is_the_memory_section(tmp_path: Path) -> None:

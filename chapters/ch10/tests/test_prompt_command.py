@@ -4,7 +4,6 @@ estimated tokens; `--raw` exactly what is sent; warnings on stderr; and the toke
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.tests.support import tutorial
-from chapters.ch10.cli import chapter_prompt
+from chapters.ch10.agent import chapter_prompt
 from chapters.ch10.environment import read_environment
 from chapters.ch10.instructions import read_instructions
 from chapters.ch10.prompt import CAPS, build_system_prompt, read_system_prompt
@@ -29,7 +28,6 @@ from chapters.ch10.tests.support import (
     write,
 )
 from chapters.ch10.tokens import HOW, estimate_tokens
-from tutorial import catalog
 
 pytestmark = pytest.mark.usefixtures("isolated")  # cwd: an empty tmp_path; HOME: tmp_path/home
 
@@ -37,8 +35,9 @@ pytestmark = pytest.mark.usefixtures("isolated")  # cwd: an empty tmp_path; HOME
 def prompt_here(workspace: Workspace, home: Path, today: date) -> SystemPrompt:
     """What the command under test builds: the test's tools and a memory double."""
     skills = load_skills(workspace.root, home)
+    environment = read_environment(workspace.root, today)
     return read_system_prompt(
-        workspace.root, home, today, tools=TOOLS, skills=skills, memory=FixedMemory()
+        workspace.root, home, environment, tools=TOOLS, skills=skills, memory=FixedMemory()
     )
 
 
@@ -142,12 +141,7 @@ def test_workspace_chooses_the_folder(tmp_path: Path) -> None:
     assert "## AGENTS.md (this project's)\nOther rules." in result.stdout
 
 
-def test_the_dispatcher_runs_a_chapters_prompt_command(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Once chapter 10 is marked ready in the catalog; until then this test marks it."""
-    ready = tuple(replace(c, ready=True) if c.number == 10 else c for c in catalog.CHAPTERS)
-    monkeypatch.setattr(catalog, "CHAPTERS", ready)
+def test_the_dispatcher_runs_a_chapters_prompt_command(tmp_path: Path) -> None:
     write(tmp_path / "AGENTS.md", "Be brief.")
     result = tutorial("prompt", "--chapter", "10")
     assert result.exit_code == 0, result.output
@@ -157,6 +151,27 @@ def test_the_dispatcher_runs_a_chapters_prompt_command(
     sent, date_line = raw.stdout.rsplit("\n", 1)  # the command reads the real clock
     assert sent == expected.rsplit("\n", 1)[0]
     assert re.fullmatch(r"- Today's date: \d{4}-\d\d-\d\d", date_line)
+
+
+def test_the_texts_experiment_a_skill_in_a_folder_of_another_name(tmp_path: Path) -> None:
+    """docs/ch10-prompt-assembly.md, experiment 3: the warning it quotes, then the fix."""
+    skill = skill_text("changelog", "Write a changelog entry. Use when asked for one.", "Steps.")
+    write(tmp_path / ".tutorial" / "skills" / "Changelog" / "SKILL.md", skill)
+    wrong = tutorial("prompt", "--chapter", "10")
+    assert wrong.exit_code == 0, wrong.output
+    assert wrong.stderr == (
+        "warning: .tutorial/skills/Changelog/SKILL.md: name 'changelog' must equal the name "
+        "of its folder, 'Changelog'; the skill is left out\n"
+    )
+    assert "--- 4/6 skills ---\nsource: ~/.tutorial/skills/ and .tutorial/skills/\nsize: empty" in (
+        wrong.stdout
+    )
+    (tmp_path / ".tutorial" / "skills" / "Changelog").rename(
+        tmp_path / ".tutorial" / "skills" / "changelog"
+    )
+    right = tutorial("prompt", "--chapter", "10")
+    assert right.stderr == ""
+    assert "\n- changelog: Write a changelog entry. Use when asked for one.\n" in right.stdout
 
 
 def test_the_dispatcher_says_which_chapters_have_a_prompt_to_show() -> None:

@@ -46,11 +46,11 @@ def front(*lines: str, body: str = "Do it.") -> str:
             "description is 1,025 characters; at most 1,024",
         ),
         (front("name: bad", "description: d", body=""), "no instructions: write them below"),
-        (
-            front("name: bad", "description: d", "metadata:", "  author: me"),
-            "line 5: an indented line that is not a list item",
-        ),
         (front("name: bad", "description: >", "  folded"), "line 3: multi-line values"),
+        (
+            front("metadata:", "  author: me", "name: bad", "description: d", "  more"),
+            "line 6: an indented line that is not a list item",  # the file's line number
+        ),
     ],
 )
 def test_a_skill_that_breaks_a_rule_is_left_out_with_one_warning_naming_file_and_rule(
@@ -81,6 +81,36 @@ def test_the_limits_themselves_are_allowed_and_other_fields_are_ignored(tmp_path
     catalog = load_skills(where.workspace, where.home)
     assert catalog.names == (longest, "py3-lint-2", "x")
     assert catalog.warnings == ()
+
+
+def test_fields_a_skill_does_not_read_are_ignored_whatever_their_shape(tmp_path: Path) -> None:
+    """The Agent Skills format allows license, compatibility, metadata and allowed-tools; other
+    agents add fields of their own. A map, a folded text or a list must not cost the skill."""
+    where = folders(tmp_path)
+    text = front(
+        "license: >",
+        "  Apache-2.0; see",
+        "  LICENSE.txt",
+        "metadata:",
+        "  author: someone",
+        "  version: '1.0'",
+        "# a comment inside the front matter",
+        "name: mapped",
+        "compatibility: needs git and network access",
+        "allowed-tools:",
+        "- read_file",
+        "- grep",
+        "x-vendor: {nested: [1, 2]}",
+        "description: Does one thing. Use when asked to.",
+    )
+    project_skill(where.workspace, "mapped", text.replace("\n", "\r\n"))  # Windows endings too
+    catalog = load_skills(where.workspace, where.home)
+    assert catalog.warnings == ()
+    skill = catalog.skills["mapped"]
+    assert (skill.description, skill.instructions) == (
+        "Does one thing. Use when asked to.",
+        "Do it.",
+    )
 
 
 def test_a_folder_without_skill_md_and_a_lone_markdown_file_are_each_one_warning(
