@@ -1,7 +1,7 @@
 """Project instructions: what the people who work here wrote down for agents.
 
     AGENTS.md               in the workspace root: the project's (the cross-tool convention
-                            that Codex, Cursor, Gemini CLI and others read)
+                            that Codex and Cursor, among others, read by default)
     CLAUDE.md               read instead when there is no AGENTS.md (Claude Code's name)
     ~/.tutorial/AGENTS.md   in your home folder: yours, for every project
 
