@@ -29,7 +29,10 @@ Compacting, step by step:
     after:   system │ prompt │ [summary of a1 … t3] │ a4 t4 t4'
 
 If compaction fails, the run goes on uncompacted and the console says why; it
-is tried again once the context has grown by another tenth of the window.
+is tried again once the context has grown by another tenth of the window. A
+summary is refused, and counts as a failure, when it was cut off at the output
+limit (a small model can repeat one word until then) or when it is no shorter
+than the messages it would replace: a compaction never makes the context bigger.
 Every compaction is one console line, with the size before and after.
 """
 
@@ -41,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chapters.ch08.boundary import head_end, kept_start, without_oldest_turn
-from chapters.ch08.measure import ContextMeter, message_tokens
+from chapters.ch08.measure import ContextMeter, message_tokens, messages_tokens
 from chapters.ch08.transcript import Transcript
 from shared.agent import Feature, Run
 from shared.completion import ExchangeObserver, ModelReply, ask_model
@@ -176,6 +179,15 @@ class Compactor(Feature):
                 f"are in {self.transcript.shown}.\n\n{summary}"
             )
         )
+        replaced = messages_tokens(history[head:start])
+        if message_tokens(message) >= replaced:
+            self._failed_at = size
+            console.notice(
+                f"harness: could not compact the context (the summary, {message_tokens(message):,}"
+                f" tokens, is no shorter than the {replaced:,} tokens it would replace); going on "
+                f"uncompacted at {size:,} of {self.window:,} tokens"
+            )
+            return False
         self.transcript.record(run, message, note="summary")
         run.replace_history([*history[:head], message, *history[start:]])
         after = self.meter.size(run.history, self._tools(run))
@@ -219,6 +231,8 @@ class Compactor(Feature):
                 messages = shorter
                 continue
             text = (reply.message.content or "").strip()
+            if reply.finish_reason == "length":
+                return None, "the summary was cut off at the output limit"
             return (text, "") if text else (None, "the model wrote no summary")
 
     def _tools(self, run: Run) -> int:

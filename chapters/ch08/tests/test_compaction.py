@@ -33,7 +33,7 @@ from chapters.ch08.tests.support import (
 from chapters.ch08.transcript import Transcript, new_run_id
 from shared.contract import check_message_contract
 from shared.errors import ProviderError, ProviderErrorKind
-from shared.scripted import Step
+from shared.scripted import Step, response
 
 WINDOW = 10_000  # threshold 8,000 at the default 0.8
 
@@ -234,6 +234,29 @@ def test_an_empty_summary_is_a_failure(tmp_path: Path) -> None:
     rig.run()
     assert "the model wrote no summary" in rig.printed()
     assert rig.compactor.compactions == 0
+
+
+def test_a_summary_cut_off_at_the_output_limit_is_a_failure(tmp_path: Path) -> None:
+    """A small model can write one word until the bound; what it wrote is not a summary."""
+    cut = response("summary " * 50, finish_reason="length")
+    steps: list[Step] = [*work(6, last_tokens=9_000), cut, answering()]
+    rig = Rig(tmp_path, steps, window=WINDOW, keep_tokens=200)
+    rig.run()
+    assert "the summary was cut off at the output limit" in rig.printed()
+    assert rig.compactor.compactions == 0
+    assert not any(SUMMARY_MARK in str(m.wire.get("content")) for m in rig.history)
+
+
+def test_a_summary_no_shorter_than_what_it_replaces_is_refused(tmp_path: Path) -> None:
+    """Compaction never makes the context bigger: the history stays as it was."""
+    replaced = 6 * 400  # six results of about 400 characters each, and their calls
+    steps: list[Step] = [*work(6, last_tokens=9_000), summary("x" * replaced * 4), answering()]
+    rig = Rig(tmp_path, steps, window=WINDOW, keep_tokens=200)
+    rig.run()
+    (line,) = [line for line in rig.printed().splitlines() if "could not compact" in line]
+    assert "is no shorter than the" in line
+    assert rig.compactor.compactions == 0
+    assert not any(SUMMARY_MARK in str(m.wire.get("content")) for m in rig.history)
 
 
 def test_nothing_is_summarised_when_everything_old_fits_in_the_kept_budget(
