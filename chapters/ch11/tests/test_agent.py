@@ -192,7 +192,9 @@ def test_after_the_switch_the_fallback_serves_the_parent_and_its_children(tmp_pa
         "HTTP 404: no model",
         404,
         kind=ProviderErrorKind.NOT_FOUND,
-        body='{"error": {"message": "The model `gpt-9` does not exist", "code": "model_not_found"}}',
+        body=json.dumps(
+            {"error": {"message": "The model `gpt-9` does not exist", "code": "model_not_found"}}
+        ),
     )
     script = {PROMPT: [[missing]]}
     fallback = {
