@@ -19,6 +19,7 @@ import chapters.ch02.options as options
 import chapters.ch11.cli as chapter_cli
 import chapters.ch11.demo as demo
 from chapters.ch01.tests.chat_server import SSE_DONE, ChatServer, Reply, StreamReply, sse_data
+from chapters.ch03.tests.support import tutorial
 from chapters.ch06.demo import write_demo_files
 from chapters.ch07.scripted_stream import text_stream
 from chapters.ch11.continuation import CONTINUE_PROMPT
@@ -107,6 +108,25 @@ def test_the_demo_waits_for_real_only_where_a_person_watches(
     assert slept == [] and unwatched.now() - before >= 1.0  # the clock moved on at once
     demo.DemoClock(watched=True).sleep(1.0)
     assert slept == [1.0]
+
+
+def test_the_demo_with_no_continuations_ends_with_the_line_the_text_quotes(
+    demo_folder: Path, clock: FakeClock
+) -> None:
+    """docs/ch11-recovery.md, experiment 3."""
+    result = tutorial("run", "--chapter", "11", "--demo", "--max-continuations", "0")
+    assert result.exit_code == 1
+    *_, end, last = result.stderr.rstrip().splitlines()
+    assert (
+        end
+        == "恢复 recovery: 1 retry (waited 1.0 s; Retry-After asked for 1.0 s) · 1 repeat warning"
+    )
+    assert last == (
+        "ContinuationsExhaustedError: Model output was still cut at the token limit "
+        "(finish_reason=length) after 0 continuations. Ask for a shorter answer or for it in "
+        "parts, raise --max-continuations, or use a model with a larger output limit."
+    )
+    assert result.stdout == ""
 
 
 # --- options and settings ------------------------------------------------------------------------
@@ -255,4 +275,27 @@ def test_over_the_wire_a_missing_model_falls_back_and_trace_says_who_answered(
     assert (
         err.rstrip().splitlines()[-1]
         == f"恢复 recovery: 1 continuation · fell back to m2 @ {second.base_url}"
+    )
+
+
+# --- the chapter's other commands ----------------------------------------------------------------
+
+
+def test_the_dispatcher_runs_chapter_11_and_its_other_commands(
+    demo_folder: Path, clock: FakeClock, tmp_path: Path
+) -> None:
+    run = tutorial("run", "--chapter", "11", "--demo")
+    assert run.exit_code == 0, run.stderr
+    assert run.stdout == ANSWER + "\n"
+    sessions = tutorial("sessions", "--chapter", "11", "--workspace", str(demo_folder))
+    assert sessions.exit_code == 0 and demo.DEMO_PROMPT[:40] in sessions.stdout
+    agents = tutorial("agents", "--chapter", "11", "--workspace", str(tmp_path))
+    assert agents.exit_code == 0 and "explore\n  source: built in\n" in agents.stdout
+    check = tutorial("permissions", "check", "--chapter", "11", "load_skill(deploy)")
+    assert check.stdout.startswith("allow: load_skill(deploy)\n")
+    shown = tutorial("prompt", "--chapter", "11", "--workspace", str(tmp_path))
+    assert shown.exit_code == 0, shown.stderr
+    diff = tutorial("diff", "--chapter", "11", "--stat")
+    assert (
+        "chapters/ch11/agent.py" in diff.stdout and "extends chapters/ch10/agent.py" in diff.stdout
     )
