@@ -13,12 +13,13 @@ label, a child that repeats itself fails as a task, and a fallback serves childr
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from chapters.ch07.scripted_stream import call_stream, calls_stream, text_stream
+from chapters.ch07.scripted_stream import AgentStep, call_stream, calls_stream, text_stream
 from chapters.ch08.compaction import COMPACT_MARK, SUMMARY_MARK
 from chapters.ch08.tests.composed import reads, write_files
 from chapters.ch11.continuation import CONTINUE_PROMPT
@@ -29,6 +30,7 @@ from shared.errors import ProviderError, ProviderErrorKind
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
+Scripts = Mapping[str, Sequence[AgentStep]]
 PROMPT = "Find the codes."
 CHILD_TASK = "Find where CODES is defined."
 
@@ -58,7 +60,7 @@ def test_a_rate_limit_is_waited_out_on_the_clock_and_the_end_line_adds_it_up(
 
 
 def test_max_retries_is_passed_to_the_one_retry_owner(tmp_path: Path) -> None:
-    script = {PROMPT: [[rate_limited()], [rate_limited()], text_stream("late")]}
+    script: Scripts = {PROMPT: [[rate_limited()], [rate_limited()], text_stream("late")]}
     agent = Agent11(tmp_path, script, options={"max_retries": 1})
     with pytest.raises(RetriesExhaustedError, match="gave up after 1 retry"):
         agent.run(PROMPT)
@@ -72,7 +74,7 @@ def test_max_retries_is_passed_to_the_one_retry_owner(tmp_path: Path) -> None:
 def test_a_continued_answer_is_one_message_and_is_printed_once(
     tmp_path: Path, terminal: bool
 ) -> None:
-    script = {PROMPT: [text_stream("Two codes: WELCOME10", finish_reason="length"),
+    script: Scripts = {PROMPT: [text_stream("Two codes: WELCOME10", finish_reason="length"),
                        text_stream(" and STAFF.")]}  # fmt: skip
     agent = Agent11(tmp_path, script, terminal=terminal)
     answer = agent.run(PROMPT)
@@ -90,7 +92,9 @@ def test_a_continued_answer_is_one_message_and_is_printed_once(
 
 
 def test_a_stream_cut_and_sent_again_is_not_printed_twice_on_a_terminal(tmp_path: Path) -> None:
-    script = {PROMPT: [text_stream("Two codes")[:-1], text_stream("Two codes.")]}  # no finish
+    script: Scripts = {
+        PROMPT: [text_stream("Two codes")[:-1], text_stream("Two codes.")]
+    }  # no finish
     agent = Agent11(tmp_path, script, terminal=True)
     answer = agent.run(PROMPT)
     assert agent.clock.sleeps == [1.0]  # a backoff: the stream said nothing about waiting
@@ -103,7 +107,7 @@ def test_a_cut_write_never_runs_and_the_model_is_told_to_send_smaller_pieces(
     tmp_path: Path,
 ) -> None:
     arguments = json.dumps({"path": "notes.md", "content": "# Notes\n"})
-    script = {PROMPT: [call_stream("w1", "write_file", arguments, finish_reason="length"),
+    script: Scripts = {PROMPT: [call_stream("w1", "write_file", arguments, finish_reason="length"),
                        text_stream("I will write it in parts.")]}  # fmt: skip
     agent = Agent11(tmp_path, script)
     agent.run(PROMPT)
@@ -119,7 +123,7 @@ def test_a_cut_write_never_runs_and_the_model_is_told_to_send_smaller_pieces(
 
 def test_the_same_call_refused_by_the_policy_is_warned_then_ends_the_run(tmp_path: Path) -> None:
     """Same call, same refusal: the gate's denial is a result the guard reads like any other."""
-    script = {PROMPT: [call(f"c{n}", "shell", command="rm -rf build") for n in range(8)]}
+    script: Scripts = {PROMPT: [call(f"c{n}", "shell", command="rm -rf build") for n in range(8)]}
     agent = Agent11(tmp_path, script, deny=["shell(rm:*)"])
     with pytest.raises(RepeatedCallError, match="same call 5 times in a row"):
         agent.run(PROMPT)
@@ -140,7 +144,7 @@ def test_a_request_the_provider_finds_too_long_is_compacted_by_chapter_8_and_sen
 ) -> None:
     files = {f"{name}.txt": f"{name} " * 3_000 for name in ("a", "b", "c")}
     write_files(tmp_path / "ws", files)
-    script = {PROMPT: [reads("a.txt"), reads("b.txt", first=2), reads("c.txt", first=3),
+    script: Scripts = {PROMPT: [reads("a.txt"), reads("b.txt", first=2), reads("c.txt", first=3),
                        [too_long()], text_stream("SUMMARY: read a, b and c."),
                        text_stream("Done.")]}  # fmt: skip
     # A window the three reads fit in (no compaction before a request), with old enough
@@ -163,7 +167,7 @@ def delegate(agent: str = "explore") -> list[dict[str, Any]]:
 
 
 def test_a_child_waits_out_a_rate_limit_under_its_own_label(tmp_path: Path) -> None:
-    script = {
+    script: Scripts = {
         PROMPT: [delegate(), text_stream("In shop/cart.py.")],
         CHILD_TASK: [[rate_limited(2.0)], text_stream("shop/cart.py, line 7.")],
     }
@@ -176,7 +180,7 @@ def test_a_child_waits_out_a_rate_limit_under_its_own_label(tmp_path: Path) -> N
 
 def test_a_child_that_repeats_itself_fails_and_the_parent_reads_why(tmp_path: Path) -> None:
     search = call("g", "grep", pattern="CODES")
-    script = {
+    script: Scripts = {
         PROMPT: [delegate(), text_stream("I will search myself.")],
         CHILD_TASK: [search] * 6,
     }
@@ -196,7 +200,7 @@ def test_after_the_switch_the_fallback_serves_the_parent_and_its_children(tmp_pa
             {"error": {"message": "The model `gpt-9` does not exist", "code": "model_not_found"}}
         ),
     )
-    script = {PROMPT: [[missing]]}
+    script: Scripts = {PROMPT: [[missing]]}
     fallback = {
         PROMPT: [delegate(), text_stream("In shop/cart.py.")],
         CHILD_TASK: [text_stream("shop/cart.py, line 7.")],

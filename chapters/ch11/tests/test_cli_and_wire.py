@@ -9,6 +9,7 @@ that never sleeps."""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,14 @@ from click.testing import CliRunner, Result
 import chapters.ch02.options as options
 import chapters.ch11.cli as chapter_cli
 import chapters.ch11.demo as demo
-from chapters.ch01.tests.chat_server import SSE_DONE, ChatServer, Reply, StreamReply, sse_data
+from chapters.ch01.tests.chat_server import (
+    SSE_DONE,
+    ChatServer,
+    Reply,
+    ScriptedReply,
+    StreamReply,
+    sse_data,
+)
 from chapters.ch03.tests.support import tutorial
 from chapters.ch06.demo import write_demo_files
 from chapters.ch07.scripted_stream import text_stream
@@ -101,7 +109,7 @@ def test_the_demo_waits_for_real_only_where_a_person_watches(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     slept: list[float] = []
-    monkeypatch.setattr(demo.time, "sleep", slept.append)
+    monkeypatch.setattr(time, "sleep", slept.append)
     unwatched = demo.DemoClock(watched=False)
     before = unwatched.now()
     unwatched.sleep(1.0)
@@ -183,7 +191,7 @@ def test_over_the_wire_three_failures_and_a_cut_answer_recover_in_one_run(
 ) -> None:
     rate_limit = errors.OPENAI_RATE_LIMIT
     in_a_200 = {"error": {"message": "The server had an error", "type": "server_error"}}
-    replies = [
+    replies: list[ScriptedReply] = [
         Reply(429, rate_limit.body, {"retry-after-ms": "1500"}),
         Reply(200, in_a_200),
         sse(*text_stream("Two co")[:-1], finished=False),  # cut before its finish
