@@ -96,6 +96,9 @@ from chapters.ch10.show_prompt import size as section_size  # noqa: E402
 from chapters.ch10.skill_tool import describe as load_skill_result  # noqa: E402
 from chapters.ch10.skills import SKILL_FILE, load_skills  # noqa: E402
 from chapters.ch10.tokens import estimate_tokens  # noqa: E402
+from chapters.ch11 import demo as ch11_demo  # noqa: E402
+from chapters.ch11.agent import build_agent as ch11_agent  # noqa: E402
+from chapters.ch11.recovery_console import RecoveryConsole  # noqa: E402
 from shared.approval import Approver, ScriptedApprover, TerminalApprover  # noqa: E402
 from shared.console import Console  # noqa: E402
 from shared.scripted import scripted_text  # noqa: E402
@@ -461,6 +464,45 @@ def run_ch10(console: Console, human: bool) -> str:
         return demo.audit_log()
 
 
+def run_ch11(console: Console, human: bool) -> str:
+    """Chapter 11 as the command line runs its demo: the recovery console, on the demo's clock
+    as it is when nobody watches (the wait is not slept, its lines are the same), a new session
+    named `<session-id>` and chapter 10's fixed environment."""
+    clock = ch11_demo.DemoClock(watched=False)
+    recovering = RecoveryConsole(
+        out=console.out, err=console.err, fancy=False, trace=console.tracing, clock=clock
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        ch06_demo.write_demo_files(root)
+        agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
+        demo = DemoWorkspace.build(folder, ch10_tools(Workspace(root), agents))
+        log, _ = open_session(
+            root,
+            None,
+            chapter=11,
+            console=recovering,
+            new_log=lambda: SessionLog(root, "<session-id>", chapter=11, started=CH10_STARTED),
+        )
+        agent = ch11_agent(
+            model=ch11_demo.demo_model(),
+            console=recovering,
+            asker=asker(recovering, human),
+            workspace=demo.root,
+            policy=demo.policy,
+            audit=demo.audit,
+            hooks=demo.hooks,
+            plan=TodoPlan(),
+            agents=agents,
+            log=log,
+            home=root / "home",
+            environment=CH10_ENVIRONMENT,
+            clock=clock,
+        )
+        run_agent(ch11_demo.DEMO_PROMPT, agent)
+        return demo.audit_log()
+
+
 def ch10_demo_prompt(folder: Path) -> SystemPrompt:
     """The prompt chapter 10's demo sends, as its run assembles it."""
     workspace = Workspace(folder)
@@ -523,6 +565,7 @@ DOCS: dict[Path, Demo] = {
     ROOT / "docs" / "ch08-compaction.md": run_ch08,
     ROOT / "docs" / "ch09-memory.md": run_ch09,
     ROOT / "docs" / "ch10-prompt-assembly.md": run_ch10,
+    ROOT / "docs" / "ch11-recovery.md": run_ch11,
 }
 
 

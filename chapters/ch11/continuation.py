@@ -51,6 +51,7 @@ ANSWER_PROMPT = (  # the limit was reached before any text: thinking used it all
     "Answer now, more briefly."
 )
 CUT_KEYWORD = "cut_off"
+CONTINUATION = "continuation"  # the purpose a continuation request is traced and shown with
 
 
 class ContinuationsExhaustedError(OutputTruncatedError):
@@ -139,7 +140,8 @@ class ContinueAfterLength:
             raise ContinuationsExhaustedError(self.max_continuations, calls=calls)
 
     def _continue(self, run: Run, partial: ModelReply) -> ModelReply:
-        """One continuation request: the history, the partial reply, and the request to go on."""
+        """One continuation request: the history, the partial reply, and the request to go on;
+        traced as a "continuation request", so it is told apart from the loop's next step."""
         text = partial.message.content
         history = [*run.history]
         if text:
@@ -147,7 +149,10 @@ class ContinueAfterLength:
         else:  # nothing to continue from: an empty assistant message is refused by some
             history.append(UserMessage(content=ANSWER_PROMPT))
         agent = run.agent
-        return ask_model(agent.model, history, agent.tools.snapshot(), agent.console, run.turn)
+        snapshot = agent.tools.snapshot()
+        return ask_model(
+            agent.model, history, snapshot, agent.console, run.turn, purpose=CONTINUATION
+        )
 
 
 def joined(parts: Sequence[ModelReply]) -> ModelReply:

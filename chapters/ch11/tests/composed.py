@@ -1,0 +1,162 @@
+"""What the composition tests share: chapter 11's agent (chapters/ch11/agent.py) on scripted
+streams, in tmp_path/ws with its home folder in tmp_path/home, as the command line builds it,
+on a clock that never sleeps and with no jitter.
+
+Each run has its own script, keyed by the prompt it starts with (chapter 7's
+`AgentStreams`); a step may hold an exception where a chunk would be, raised when
+the stream reaches it: a provider error, as the SDK client would raise it.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from chapters.ch01.loop import run_agent
+from chapters.ch01.tests.harness import FakeRunner
+from chapters.ch02.workspace import Workspace
+from chapters.ch03.asking import Asker, ScriptedAsker
+from chapters.ch03.audit import AUDIT_FILE, AuditLog
+from chapters.ch03.settings import load_policy
+from chapters.ch04.hooks import Hooks
+from chapters.ch05.agent import chapter_tools as plan_tools
+from chapters.ch05.todo import TodoPlan
+from chapters.ch06.definitions import load_agents
+from chapters.ch07.scripted_stream import AgentStep, AgentStreams
+from chapters.ch09.session_log import SessionLog
+from chapters.ch10.agent import chapter_tools
+from chapters.ch10.environment import read_environment
+from chapters.ch11.agent import build_agent
+from chapters.ch11.recovery_console import RecoveryConsole
+from chapters.ch11.tests.support import FakeClock
+from shared.agent import AgentSpec
+from shared.errors import ProviderError, ProviderErrorKind
+from shared.messages import AssistantMessage, Message, ToolMessage
+from shared.process import CommandRunner
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+TODAY = date(2026, 5, 1)
+STARTED = datetime(2026, 5, 1, 10, 0, 0)
+
+
+def rate_limited(retry_after: float | None = 1.5) -> ProviderError:
+    """A 429 as the SDK client reports it."""
+    return ProviderError(
+        "HTTP 429: slow down",
+        429,
+        kind=ProviderErrorKind.RATE_LIMITED,
+        retry_after=retry_after,
+        body='{"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}',
+    )
+
+
+def too_long() -> ProviderError:
+    """OpenAI's 400 for a request longer than the model's context."""
+    return ProviderError(
+        "HTTP 400: the provider refused the request",
+        400,
+        kind=ProviderErrorKind.BAD_REQUEST,
+        body=(
+            '{"error": {"message": "This model\'s maximum context length is 8192 tokens. '
+            'However, your messages resulted in 9100 tokens.", '
+            '"code": "context_length_exceeded"}}'
+        ),
+    )
+
+
+@dataclass
+class Agent11:
+    """One run of chapter 11's agent in tmp_path/ws on scripted streams."""
+
+    tmp_path: Path
+    scripts: Mapping[str, Sequence[AgentStep]]
+    fallback_scripts: Mapping[str, Sequence[AgentStep]] | None = None
+    asker: Asker = field(default_factory=lambda: ScriptedAsker([]))
+    clock: FakeClock = field(default_factory=FakeClock)
+    terminal: bool = False  # whether the console's stdout and stderr are a terminal
+    runner: CommandRunner | None = field(default_factory=FakeRunner)
+    options: Mapping[str, Any] = field(default_factory=dict)  # build_agent's keyword options
+    deny: Sequence[str] = ()
+    model: AgentStreams | None = None
+    fallback: AgentStreams | None = None
+    console: RecoveryConsole | None = None
+    history: list[Message] = field(default_factory=list)
+
+    @property
+    def root(self) -> Path:
+        folder = self.tmp_path / "ws"
+        folder.mkdir(exist_ok=True)
+        return folder
+
+    @property
+    def home(self) -> Path:
+        folder = self.tmp_path / "home"
+        folder.mkdir(exist_ok=True)
+        return folder
+
+    def build(self) -> AgentSpec:
+        workspace = Workspace(self.root)
+        agents = load_agents(self.root, self.home, plan_tools(workspace).names)
+        policy = load_policy(
+            workspace, self.home, known_tools=chapter_tools(workspace, agents), deny=self.deny
+        )
+        out, err = (_Terminal(), _Terminal()) if self.terminal else (io.StringIO(), io.StringIO())
+        self.console = RecoveryConsole(out=out, err=err, fancy=False, clock=self.clock)
+        self.model = AgentStreams(self.scripts, name="primary")
+        if self.fallback_scripts is not None:
+            self.fallback = AgentStreams(self.fallback_scripts, name="second")
+        return build_agent(
+            model=self.model,
+            console=self.console,
+            asker=self.asker,
+            workspace=workspace,
+            policy=policy,
+            audit=AuditLog(self.root / AUDIT_FILE),
+            hooks=Hooks([]),
+            plan=TodoPlan(),
+            agents=agents,
+            log=SessionLog.new(self.root, 11, STARTED),
+            home=self.home,
+            environment=read_environment(self.root, TODAY),
+            fallback=self.fallback,
+            clock=self.clock,
+            draw=lambda: 0.0,
+            runner=self.runner,
+            **self.options,
+        )
+
+    def run(self, prompt: str) -> str:
+        return run_agent(prompt, self.build(), history=self.history)
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        assert self.model is not None
+        return self.model.requests
+
+    def results(self) -> list[str]:
+        return [m.content for m in self.history if isinstance(m, ToolMessage)]
+
+    def said(self) -> list[str | None]:
+        """The assistant messages' text, in the history's order."""
+        return [m.content for m in self.history if isinstance(m, AssistantMessage)]
+
+    def printed(self) -> str:
+        assert self.console is not None and isinstance(self.console.err, io.StringIO)
+        return ANSI.sub("", self.console.err.getvalue())
+
+    def answered(self) -> str:
+        """What the console wrote to stdout."""
+        assert self.console is not None and isinstance(self.console.out, io.StringIO)
+        return self.console.out.getvalue()
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal, as a person's screen does."""
+
+    def isatty(self) -> bool:
+        return True
