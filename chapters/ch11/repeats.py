@@ -7,7 +7,8 @@ one run; a plan rejected the same way nineteen times). `RepeatGuard` reads
 every call's result, whatever stage produced it (a call that ran, one refused,
 one whose arguments did not validate, one bound to fail before it was asked
 about), and counts the same call (name and arguments, whatever their key
-order) with the same result, in a row:
+order) with the same result (the call's own id left out: chapter 8 saves a
+big result in a file named after it), in a row:
 
     3rd time   the result tells the model it is repeating itself, and what it
                could do instead; the 4th says it again, and when the run stops
@@ -70,11 +71,11 @@ class RepeatGuard:
     def review(self, run: Run, call: ToolCall, result: ToolResult) -> ToolResult:
         """Count this call and its result; from `warn_at` on, the result says it is a repeat."""
         streak = self._runs(run)
-        key = call_key(call)
-        if key == streak.key and result.content == streak.result:
+        key, same = call_key(call), result_key(call, result)
+        if key == streak.key and same == streak.result:
             streak.count += 1
         else:
-            streak.key, streak.result, streak.count = key, result.content, 1
+            streak.key, streak.result, streak.count = key, same, 1
         if streak.count >= self.stop_at and streak.stop is None:
             streak.stop = RepeatedCallError(call, result.content, streak.count, self.warn_at)
         if streak.count < self.warn_at:
@@ -125,6 +126,12 @@ def call_key(call: ToolCall) -> tuple[str, str]:
     except (ValueError, RecursionError):  # not JSON: compared as written
         arguments = call.function.arguments.strip()
     return call.function.name, arguments
+
+
+def result_key(call: ToolCall, result: ToolResult) -> str:
+    """The result with its call's id taken out: a result saved to a file is saved under the
+    id of the call (chapter 8), so the same output of two calls names two files."""
+    return result.content.replace(call.id, "") if call.id else result.content
 
 
 def shown(call: ToolCall) -> str:

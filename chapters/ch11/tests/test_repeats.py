@@ -19,11 +19,11 @@ from chapters.ch11.guarded_calls import GuardedCalls
 from chapters.ch11.repeats import RepeatedCallError, RepeatGuard, call_key
 from chapters.ch11.summary import RecoveryLog
 from chapters.ch11.tests.support import printed, recording_console
-from shared.agent import AgentSpec
+from shared.agent import AgentSpec, Run
 from shared.calls import CallPipeline
 from shared.messages import FunctionCall, Message, ToolCall, ToolMessage
 from shared.scripted import ScriptedModel, Step, response, tool_call
-from shared.tools import ToolRegistry
+from shared.tools import ToolRegistry, ToolResult
 
 
 def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
@@ -184,8 +184,6 @@ def test_the_turn_limit_is_not_where_a_loop_ends(tmp_path: Path) -> None:
 def test_each_run_has_its_own_count(tmp_path: Path) -> None:
     """A child agent shares the pipeline; its repeats are not its parent's."""
     guard = RepeatGuard()
-    from shared.agent import Run
-    from shared.tools import ToolResult
 
     spec = AgentSpec(
         model=ScriptedModel([]),
@@ -201,3 +199,24 @@ def test_each_run_has_its_own_count(tmp_path: Path) -> None:
         guard.review(two, same, ToolResult.success("ok: b"))
     assert "3rd time" in guard.review(one, same, ToolResult.success("ok: a")).content
     assert "3rd time" in guard.review(two, same, ToolResult.success("ok: b")).content
+
+
+def test_a_result_that_names_its_own_call_is_still_the_same_result() -> None:
+    """Chapter 8 saves a big result under its call's id, so each repeat names another file;
+    the guard compares the results with the id taken out."""
+    guard = RepeatGuard()
+    spec = AgentSpec(
+        model=ScriptedModel([]),
+        tools=ToolRegistry(),
+        calls=CallPipeline(),
+        console=recording_console(),
+        system_prompt="",
+    )
+    run = Run(spec, "a", [])
+    reviewed = []
+    for n in range(3):
+        same = ToolCall(id=f"call_{n}", function=FunctionCall(name="read_file", arguments="{}"))
+        saved = f"ok: 51,859 characters, saved in .tutorial/tool-results/call_{n}.txt"
+        reviewed.append(guard.review(run, same, ToolResult.success(saved)).content)
+    assert "[harness] repeat" not in reviewed[1]
+    assert "3rd time" in reviewed[2]
