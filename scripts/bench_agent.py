@@ -252,7 +252,7 @@ def main() -> int:
     parser.add_argument("--base-url", required=True, help="the server's API root, e.g. .../v1")
     parser.add_argument("--model", required=True)
     parser.add_argument("--api-key", default="local")
-    parser.add_argument("--chapters", type=int, nargs="+", default=[5])
+    parser.add_argument("--chapters", type=int, nargs="*", default=[5], help="none: only --mini")
     parser.add_argument("--runs", type=int, default=3, help="runs per task and agent")
     parser.add_argument("--tasks", help="comma-separated task names (default: all)")
     parser.add_argument("--max-turns", type=int, default=20)
