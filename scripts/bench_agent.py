@@ -1,7 +1,7 @@
 """Benchmark: how often a chapter's agent gets small coding tasks right with a real model.
 
     python scripts/bench_agent.py --base-url http://127.0.0.1:8080/v1 --model qwen2.5-coder-1.5b \
-        --chapters 5 11 --runs 3 [--tasks fix_bug,count_lines] [--mini PATH]
+        --chapters 5 11 --runs 3 [--tasks fix_bug,count_lines] [--mini PATH] [--keep-logs DIR]
 
 Each task is a small folder of files, a prompt, and a check that reads the files or
 runs a command afterwards, never the model's own words. Each run starts from a fresh
@@ -224,7 +224,10 @@ def mini_command(mini: str, task: Task, model: str, base_url: str, max_turns: in
     ]
 
 
-def run_once(command: list[str], task: Task, env: Mapping[str, str], timeout: float) -> Outcome:
+def run_once(
+    command: list[str], task: Task, env: Mapping[str, str], timeout: float, keep: Path | None
+) -> Outcome:
+    """One run in a fresh folder; with `keep`, its console output is written there."""
     folder = Path(tempfile.mkdtemp(prefix=f"bench-{task.name}-"))
     try:
         for name, text in task.files.items():
@@ -240,11 +243,20 @@ def run_once(command: list[str], task: Task, env: Mapping[str, str], timeout: fl
         except subprocess.TimeoutExpired as expired:
             log = str(expired.stderr or "")
         seconds = time.perf_counter() - started
+        if keep is not None:
+            keep.write_text(log, encoding="utf-8")
         requests = log.count("等待模型 waiting for") or mini_calls(folder / "trajectory.json")
         (folder / "trajectory.json").unlink(missing_ok=True)  # not part of the task's files
         return Outcome(task.check(folder), seconds, requests, ended_in_a_loop(log))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def log_path(folder: Path | None, agent: str, task: Task, run: int) -> Path | None:
+    if folder is None:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{agent.replace(' ', '')}-{task.name}-{run}.log"
 
 
 def main() -> int:
@@ -258,6 +270,7 @@ def main() -> int:
     parser.add_argument("--max-turns", type=int, default=20)
     parser.add_argument("--timeout", type=float, default=900, help="seconds per run")
     parser.add_argument("--mini", help="the `mini` command of mini-swe-agent, to compare")
+    parser.add_argument("--keep-logs", type=Path, help="a folder for each run's console output")
     args = parser.parse_args()
     chosen = [t for t in TASKS if not args.tasks or t.name in args.tasks.split(",")]
     env = {
@@ -283,7 +296,12 @@ def main() -> int:
     totals: dict[str, list[Outcome]] = {name: [] for name in agents}
     for task in chosen:
         for name, command in agents.items():
-            outcomes = [run_once(command(task), task, env, args.timeout) for _ in range(args.runs)]
+            outcomes = [
+                run_once(
+                    command(task), task, env, args.timeout, log_path(args.keep_logs, name, task, n)
+                )
+                for n in range(1, args.runs + 1)
+            ]
             totals[name] += outcomes
             passed = sum(o.passed for o in outcomes)
             median = statistics.median(o.seconds for o in outcomes)
