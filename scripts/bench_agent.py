@@ -225,10 +225,23 @@ def mini_command(mini: str, task: Task, model: str, base_url: str, max_turns: in
 
 
 def run_once(
-    command: list[str], task: Task, env: Mapping[str, str], timeout: float, keep: Path | None
+    command: list[str],
+    task: Task,
+    env: Mapping[str, str],
+    timeout: float,
+    keep: Path | None,
+    own_home: bool = False,
 ) -> Outcome:
-    """One run in a fresh folder; with `keep`, its console output is written there."""
+    """One run in a fresh folder; with `keep`, its console output is written there.
+
+    With `own_home`, the run also gets an empty home folder: from chapter 9 on the
+    agent reads and writes memories and skills in ~/.tutorial, and one run's memory
+    must not become the next run's prompt.
+    """
     folder = Path(tempfile.mkdtemp(prefix=f"bench-{task.name}-"))
+    home = Path(tempfile.mkdtemp(prefix="bench-home-")) if own_home else None
+    if home is not None:
+        env = {**env, "HOME": str(home), "USERPROFILE": str(home)}
     try:
         for name, text in task.files.items():
             (folder / name).parent.mkdir(parents=True, exist_ok=True)
@@ -250,6 +263,8 @@ def run_once(
         return Outcome(task.check(folder), seconds, requests, ended_in_a_loop(log))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        if home is not None:
+            shutil.rmtree(home, ignore_errors=True)
 
 
 def log_path(folder: Path | None, agent: str, task: Task, run: int) -> Path | None:
@@ -298,7 +313,12 @@ def main() -> int:
         for name, command in agents.items():
             outcomes = [
                 run_once(
-                    command(task), task, env, args.timeout, log_path(args.keep_logs, name, task, n)
+                    command(task),
+                    task,
+                    env,
+                    args.timeout,
+                    log_path(args.keep_logs, name, task, n),
+                    own_home=name.startswith("chapter"),
                 )
                 for n in range(1, args.runs + 1)
             ]
