@@ -4,7 +4,8 @@
 forgot what the list holds can still send a correct one, a stale patch cannot
 corrupt it, and the rules (ids unique, at most 30 items) are checked on one
 whole list at once. A list with more than one item in progress is accepted with
-the first one kept in progress (see `one_in_progress`).
+the first one kept in progress, and one with open items but none in progress
+with the first pending one started (see `one_in_progress`).
 
 The list lives in a `TodoPlan` object that the loop also holds: the loop reads
 it to remind a model that stopped updating it, and to say at the end which
@@ -71,14 +72,30 @@ class TodoArgs(BaseModel):
 
 
 def one_in_progress(items: Sequence[TodoItem]) -> tuple[list[TodoItem], str | None]:
-    """At most one item in progress: the first one keeps it, the others become pending.
+    """One item in progress while any is open: the first one keeps it, the others become
+    pending; with none in progress, the first pending one starts.
 
     The rule is the point (a plan says what is being done now), but rejecting a
     whole list for breaking it cost a small model its task: it sent the same
-    list again and again and never got to the work. So the list is accepted as
-    far as it can be, and the result says what the harness changed.
+    list again and again and never got to the work. Being told to mark an item
+    did not help either: it sent the same all-pending list until the run was
+    stopped. So the list is accepted as far as it can be, and the result says
+    what the harness changed.
     """
     busy = [item.id for item in items if item.status is Status.IN_PROGRESS]
+    waiting = [item.id for item in items if item.status is Status.PENDING]
+    if not busy and waiting:
+        started = [
+            item.model_copy(update={"status": Status.IN_PROGRESS})
+            if item.id == waiting[0]
+            else item
+            for item in items
+        ]
+        note = (
+            f"Note: no item was in_progress. The harness marked {_names(waiting[:1])}, the "
+            "first pending one, in_progress: start with it."
+        )
+        return started, note
     if len(busy) <= 1:
         return list(items), None
     kept = [
@@ -199,6 +216,4 @@ def _next_step(plan: TodoPlan) -> str:
         return "The plan is now empty."
     if not plan.open_items:
         return "Every item is completed: answer the user."
-    if not any(item.status is Status.IN_PROGRESS for item in plan.items):
-        return "No item is in_progress: mark the one you start next in_progress."
     return "Work on the in_progress item; update the list when its status changes."

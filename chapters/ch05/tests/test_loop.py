@@ -151,6 +151,18 @@ def test_a_plan_with_two_items_in_progress_does_not_hold_up_the_task(tmp_path: P
     assert len(agent.requests) == 3  # the plan went in once; nothing was sent twice
 
 
+def test_a_plan_with_nothing_in_progress_starts_its_first_item(tmp_path: Path) -> None:
+    """Told to mark an item, a small model sent the same all-pending list five times and
+    was stopped; now the first pending item starts, and the result says so."""
+    agent = make_agent(tmp_path, mode=Mode.ACCEPT_EDITS)
+    idle = [item("1", "Write the file"), item("2", "Check it")]
+    write_it = tool_call("w1", "write_file", json.dumps({"path": "out.txt", "content": "x\n"}))
+    agent.run(turn(todo("p1", *idle)), turn(write_it), DONE)
+    assert agent.result("p1").startswith("plan: 0 of 2 completed\n[>] 1. Write the file\n[ ] 2.")
+    assert 'The harness marked "1", the first pending one, in_progress' in agent.result("p1")
+    assert (agent.workspace.root / "out.txt").read_text(encoding="utf-8") == "x\n"
+
+
 def test_a_todo_write_denied_by_a_hook_does_not_start_the_count_again(tmp_path: Path) -> None:
     def frozen(payload: Mapping[str, Any]) -> HookReply | None:
         """Denies any list that marks the first item completed."""
