@@ -179,12 +179,12 @@ class Compactor(Feature):
                 f"are in {self.transcript.shown}.\n\n{summary}"
             )
         )
-        replaced = messages_tokens(history[head:start])
-        if message_tokens(message) >= replaced:
+        written, replaced = message_tokens(message), messages_tokens(history[head:start])
+        if written >= replaced:
             self._failed_at = size
             console.notice(
-                f"harness: could not compact the context (the summary, {message_tokens(message):,}"
-                f" tokens, is no shorter than the {replaced:,} tokens it would replace); going on "
+                f"harness: could not compact the context (the summary, {written:,} tokens, is "
+                f"no shorter than the {replaced:,} tokens it would replace); going on "
                 f"uncompacted at {size:,} of {self.window:,} tokens"
             )
             return False
@@ -230,9 +230,9 @@ class Compactor(Feature):
                 )
                 messages = shorter
                 continue
-            text = (reply.message.content or "").strip()
             if reply.finish_reason == "length":
                 return None, "the summary was cut off at the output limit"
+            text = (reply.message.content or "").strip()
             return (text, "") if text else (None, "the model wrote no summary")
 
     def _tools(self, run: Run) -> int:
