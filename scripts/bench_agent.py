@@ -253,8 +253,8 @@ def run_once(
                 encoding="utf-8", errors="replace", timeout=timeout, stdin=subprocess.DEVNULL,
             )  # fmt: skip
             log = done.stdout + done.stderr
-        except subprocess.TimeoutExpired as expired:
-            log = str(expired.stderr or "")
+        except subprocess.TimeoutExpired as expired:  # what it printed so far, as bytes
+            log = _decoded(expired.stdout) + _decoded(expired.stderr)
         seconds = time.perf_counter() - started
         if keep is not None:
             keep.write_text(log, encoding="utf-8")
@@ -265,6 +265,13 @@ def run_once(
         shutil.rmtree(folder, ignore_errors=True)
         if home is not None:
             shutil.rmtree(home, ignore_errors=True)
+
+
+def _decoded(output: bytes | str | None) -> str:
+    """A timed-out run's output: bytes even with text=True (subprocess does not decode it)."""
+    if isinstance(output, bytes):
+        return output.decode("utf-8", errors="replace")
+    return output or ""
 
 
 def log_path(folder: Path | None, agent: str, task: Task, run: int) -> Path | None:
