@@ -3,8 +3,8 @@
 The reply check and the call pipeline are listed once in a spec, and a child
 agent keeps them (`AgentSpec.child`): the same object serves the parent's run
 and every child's, some of them side by side. What it counts (continuations in
-a row, the same call in a row) belongs to one run, so it is kept per run, and
-dropped when that run object is.
+a row, the same call and result since the last new one) belongs to one run, so
+it is kept per run, and dropped when that run object is.
 """
 
 from __future__ import annotations

@@ -8,21 +8,25 @@ every call's result, whatever stage produced it (a call that ran, one refused,
 one whose arguments did not validate, one bound to fail before it was asked
 about), and counts the same call (name and arguments, whatever their key
 order) with the same result (the call's own id left out: chapter 8 saves a
-big result in a file named after it), in a row:
+big result in a file named after it), for as long as nothing new happens:
 
     3rd time   the result tells the model it is repeating itself, and what it
                could do instead; the 4th says it again, and when the run stops
     5th time   the run ends with `RepeatedCallError`, once every call of that
                reply has its result (the history stays complete)
 
-Anything else in between (another call, another result for the same call)
-starts the count again: polling until something changes is not a loop.
+Something new is a call, or a result of a call, that has not been seen since
+the last new one: it starts every count again. So polling until something
+changes is not a loop, and a circle of two calls is one: a small model that
+read calc.py, made the same edit_file call (`no_change`), read calc.py again,
+and so on until the turn limit, repeated each call with nothing new between.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from chapters.ch11.per_run import PerRun
 from chapters.ch11.summary import RecoveryLog
@@ -36,14 +40,14 @@ STOP_AT = 5
 
 
 class RepeatedCallError(AgentError):
-    """The model made the same call with the same result `STOP_AT` times in a row."""
+    """The model made the same call with the same result `STOP_AT` times, nothing new between."""
 
     def __init__(self, call: ToolCall, result: str, times: int, warned_at: int) -> None:
         super().__init__(
-            f"The model made the same call {times} times in a row and got the same result each "
-            f"time: {shown(call)} → {one_line(result, 120)}. It was told so from the "
-            f"{_ordinal(warned_at)} time on and did not change course. Make the prompt say "
-            "what done looks like, or use a stronger model (--trace shows every call)."
+            f"The model made the same call {times} times with nothing new in between and got "
+            f"the same result each time: {shown(call)} → {one_line(result, 120)}. It was told "
+            f"so from the {_ordinal(warned_at)} time on and did not change course. Make the "
+            "prompt say what done looks like, or use a stronger model (--trace shows every call)."
         )
         self.call = call
         self.times = times
@@ -51,10 +55,12 @@ class RepeatedCallError(AgentError):
 
 @dataclass
 class _Streak:
-    key: tuple[str, str] | None = None
-    result: str = ""
-    count: int = 0
-    stop: RepeatedCallError | None = None  # set when the count reached STOP_AT
+    """A run's calls and results: every one seen, and how often each came since the last new
+    one (that one included)."""
+
+    seen: set[tuple[tuple[str, str], str]] = field(default_factory=set)
+    counts: dict[tuple[tuple[str, str], str], int] = field(default_factory=dict)
+    stop: RepeatedCallError | None = None  # set when a count reached STOP_AT
 
 
 class RepeatGuard:
@@ -71,22 +77,24 @@ class RepeatGuard:
     def review(self, run: Run, call: ToolCall, result: ToolResult) -> ToolResult:
         """Count this call and its result; from `warn_at` on, the result says it is a repeat."""
         streak = self._runs(run)
-        key, same = call_key(call), result_key(call, result)
-        if key == streak.key and same == streak.result:
-            streak.count += 1
-        else:
-            streak.key, streak.result, streak.count = key, same, 1
-        if streak.count >= self.stop_at and streak.stop is None:
-            streak.stop = RepeatedCallError(call, result.content, streak.count, self.warn_at)
-        if streak.count < self.warn_at:
+        pair = (call_key(call), result_key(call, result))
+        if pair in streak.seen:
+            streak.counts[pair] = streak.counts.get(pair, 0) + 1
+        else:  # something new: every count starts again
+            streak.seen.add(pair)
+            streak.counts = {pair: 1}
+        count = streak.counts[pair]
+        if count >= self.stop_at and streak.stop is None:
+            streak.stop = RepeatedCallError(call, result.content, count, self.warn_at)
+        if count < self.warn_at:
             return result
         if self.log is not None:
             self.log.warned_of_repeat()
         run.agent.console.notice(
-            f"harness: the model made {shown(call)} {streak.count} times in a row with the same "
-            "result; the result tells it that it is repeating itself"
+            f"harness: the model made {shown(call)} {count} times with the same result and "
+            "nothing new in between; the result tells it that it is repeating itself"
         )
-        return result.with_notes([self._note(call, result, streak.count)])
+        return result.with_notes([self._note(call, result, count)])
 
     def check(self, run: Run) -> None:
         """Raise `RepeatedCallError` when a call of the reply just answered reached `stop_at`."""
@@ -113,8 +121,9 @@ class RepeatGuard:
             else f"The run ends at the {_ordinal(self.stop_at)} identical call."
         )
         return (
-            f"[harness] repeat: this is the {_ordinal(count)} time in a row that you called "
-            f"{call.function.name} with these same arguments and got this same result. "
+            f"[harness] repeat: this is the {_ordinal(count)} time that you called "
+            f"{call.function.name} with these same arguments and got this same result, with "
+            "nothing new in between. "
             f"Calling it again will not change it. {instead} {ending}"
         )
 
@@ -129,9 +138,11 @@ def call_key(call: ToolCall) -> tuple[str, str]:
 
 
 def result_key(call: ToolCall, result: ToolResult) -> str:
-    """The result with its call's id taken out: a result saved to a file is saved under the
-    id of the call (chapter 8), so the same output of two calls names two files."""
-    return result.content.replace(call.id, "") if call.id else result.content
+    """A digest of the result with its call's id taken out: a result saved to a file is saved
+    under the id of the call (chapter 8), so the same output of two calls names two files.
+    A digest, because the guard keeps one for every result of the run."""
+    content = result.content.replace(call.id, "") if call.id else result.content
+    return hashlib.sha256(content.encode("utf-8", errors="replace")).hexdigest()
 
 
 def shown(call: ToolCall) -> str:

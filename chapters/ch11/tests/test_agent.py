@@ -125,13 +125,13 @@ def test_the_same_call_refused_by_the_policy_is_warned_then_ends_the_run(tmp_pat
     """Same call, same refusal: the gate's denial is a result the guard reads like any other."""
     script: Scripts = {PROMPT: [call(f"c{n}", "shell", command="rm -rf build") for n in range(8)]}
     agent = Agent11(tmp_path, script, deny=["shell(rm:*)"])
-    with pytest.raises(RepeatedCallError, match="same call 5 times in a row"):
+    with pytest.raises(RepeatedCallError, match="same call 5 times with nothing new in between"):
         agent.run(PROMPT)
     assert agent.runner is not None and agent.runner.commands == []  # type: ignore[attr-defined]
     results = agent.results()
     assert len(results) == 5 and all(r.startswith("denied:") for r in results)
     assert "[harness] repeat" not in results[1]
-    assert "this is the 3rd time in a row" in results[2]
+    assert "this is the 3rd time that you called" in results[2]
     assert "fails the same way every time" in results[2]
     assert end_line(agent) == "恢复 recovery: 3 repeat warnings"
 
@@ -188,7 +188,7 @@ def test_a_child_that_repeats_itself_fails_and_the_parent_reads_why(tmp_path: Pa
     assert agent.run(PROMPT) == "I will search myself."
     (result,) = agent.results()
     assert result.startswith("subagent_failed: explore ended without an answer")
-    assert "RepeatedCallError: The model made the same call 5 times in a row" in result
+    assert "RepeatedCallError: The model made the same call 5 times with nothing new" in result
 
 
 def test_after_the_switch_the_fallback_serves_the_parent_and_its_children(tmp_path: Path) -> None:

@@ -72,13 +72,49 @@ def test_issue_19_the_same_write_answered_no_change_is_stopped(tmp_path: Path) -
     assert all(r.startswith("no_change: answer.txt already has this content.") for r in results[1:])
     assert len(agent.model.requests) == 6  # one write, then the same no_change five times
     assert "[harness] repeat" not in results[2]  # the second no_change: not yet
-    assert "this is the 3rd time in a row" in results[3]
+    assert "this is the 3rd time that you called write_file" in results[3]
+    assert "with nothing new in between" in results[3]
     assert "this is the 4th time" in results[4] and "ends at the 5th" in results[4]
     assert "this is the 5th time" in results[5] and "the run ends now" in results[5]
     line = str(caught.value)
-    assert line.startswith("The model made the same call 5 times in a row")
+    assert line.startswith("The model made the same call 5 times with nothing new in between")
     assert 'write_file({"path": "answer.txt", "content": "100\\n"})' in line
     assert "--trace" in line and "\n" not in line
+
+
+def test_issue_19_a_circle_of_two_calls_is_stopped(tmp_path: Path) -> None:
+    """Seen with the real small model: read calc.py, the same edit_file (`no_change`), read
+    calc.py, ... until the turn limit. Neither call came twice in a row; nothing new came
+    between them either."""
+    (tmp_path / "calc.py").write_text("def add(x, y):\n    return x + 5\n", encoding="utf-8")
+    read = [call(f"r{n}", "read_file", path="calc.py") for n in range(8)]
+    edit = [
+        call(f"e{n}", "edit_file", path="calc.py", old_string="x + 5", new_string="x + 5")
+        for n in range(8)
+    ]
+    steps = [response(None, [pair[n]]) for n in range(8) for pair in (read, edit)]
+    agent = Agent(tmp_path, [*steps, response("never")], max_turns=12)
+    with pytest.raises(RepeatedCallError) as caught:  # not AgentLimitError at turn 12
+        agent.run()
+    # read (new), edit (new: the counts start here), then each comes again: the edit's 5th
+    # since it was new is the 10th call
+    assert len(agent.model.requests) == 10
+    assert "this is the 3rd time that you called edit_file" in agent.results()[5]
+    assert str(caught.value).startswith("The model made the same call 5 times")
+
+
+def test_something_new_in_a_circle_starts_the_counts_again(tmp_path: Path) -> None:
+    """The same read between edits that each change the file is work, not a circle."""
+    (tmp_path / "n.txt").write_text("0\n", encoding="utf-8")
+    (tmp_path / "log.txt").write_text("log\n", encoding="utf-8")
+    steps: list[Step] = [response(None, [call("r0", "read_file", path="n.txt")])]
+    for n in range(6):
+        steps.append(response(None, [call(f"l{n}", "read_file", path="log.txt")]))
+        edit = call(f"e{n}", "edit_file", path="n.txt", old_string=f"{n}", new_string=f"{n + 1}")
+        steps.append(response(None, [edit]))
+    agent = Agent(tmp_path, [*steps, response("done")], max_turns=30)
+    assert agent.run() == "done"
+    assert not any("[harness]" in r for r in agent.results())
 
 
 def test_the_history_is_complete_when_the_run_stops(tmp_path: Path) -> None:
