@@ -15,7 +15,9 @@
     reply     ContinueAfterLength replaces chapter 1's finish-reason step: a text cut at
               the output limit is continued, its parts joined into one assistant message
               (chapters/ch11/continuation.py), at most `max_continuations` times in a row
-    tools     chapter 10's
+    tools     chapter 10's, or those of them `chosen` names (--tools,
+              chapters/ch11/tool_choice.py): the others are neither offered nor
+              described, and without task there are no children
     features  chapter 10's, with CurrentRun first (which run is about to send: what
               compaction shortens) and ReportAtEnd last: one line on stderr when the run
               ends, adding up retries, continuations, fallbacks and repeats, if any
@@ -35,7 +37,7 @@ Extends: chapters/ch10/agent.py
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from chapters.ch02.workspace import Workspace
@@ -75,6 +77,7 @@ from chapters.ch11.overflow import CurrentRun, compacting
 from chapters.ch11.repeats import RepeatGuard
 from chapters.ch11.retry import DEFAULT_MAX_RETRIES, Clock, RetryPolicy
 from chapters.ch11.summary import RecoveryLog, ReportAtEnd
+from chapters.ch11.tool_choice import keep_only
 from shared.agent import DEFAULT_MAX_TURNS, MAIN_AGENT, AgentSpec, Feature, Run
 from shared.completion import ModelClient
 from shared.console import Console
@@ -110,11 +113,13 @@ def build_agent(
     context_window: int = DEFAULT_CONTEXT_WINDOW,
     compact_at: float = DEFAULT_COMPACT_AT,
     runner: CommandRunner | None = None,
+    chosen: Collection[str] | None = None,
 ) -> AgentSpec:
     """As chapter 10's. `fallback` is the model that takes over when `model` cannot serve
     (`OPENAI_FALLBACK_MODEL`), `recovery` the log the end line is made from (a new one if
-    not given), `clock` where retries wait (the console should count down on the same one)
-    and `draw` the random number each backoff's jitter is made from."""
+    not given), `clock` where retries wait (the console should count down on the same one),
+    `draw` the random number each backoff's jitter is made from, and `chosen` the names of
+    the tools the agent gets (None: all of them)."""
     pre = PreToolUseHooks(hooks, workspace)
     gate = PermissionGate(pre.joined(policy), asker, audit, console)
     budget = SharedBudget(max_requests)
@@ -135,12 +140,15 @@ def build_agent(
         return compactor.compact(run, compactor.meter.size(run.history, tools))
 
     def fresh_tools() -> ToolRegistry:  # each child: its own read ledger, its own plan
-        return plan_tools(
-            workspace,
-            TodoPlan(),
-            runner=runner,
-            hidden=policy.hides,
-            output_limit=TOOL_OUTPUT_LIMIT,
+        return keep_only(
+            plan_tools(
+                workspace,
+                TodoPlan(),
+                runner=runner,
+                hidden=policy.hides,
+                output_limit=TOOL_OUTPUT_LIMIT,
+            ),
+            chosen,
         )
 
     def child_features(definition: AgentDefinition) -> Sequence[Feature]:
@@ -152,9 +160,12 @@ def build_agent(
     for tool in make_memory_tools(store):
         tools.register(tool)
     tools.register(make_load_skill_tool(skills, workspace))
+    tools = keep_only(tools, chosen)
+    delegates = chosen is None or TASK_TOOL in chosen
     # Once, before the first request: the same bytes in every request of the run. task is
     # registered below, once the spec it starts children from exists.
-    prompt = assemble_prompt(workspace, home, environment, (*tools.names, TASK_TOOL), skills)
+    names = (*tools.names, TASK_TOOL) if delegates else tools.names
+    prompt = assemble_prompt(workspace, home, environment, names, skills)
     console.info(summary(prompt))
     for warning in prompt.warnings:
         console.notice(f"harness: {warning}")
@@ -195,7 +206,8 @@ def build_agent(
         max_turns=max_turns,
         check_reply=reply_check,
     )
-    tools.register(make_task_tool(agents, Delegation(agent, fresh_tools, child_features)))
+    if delegates:
+        tools.register(make_task_tool(agents, Delegation(agent, fresh_tools, child_features)))
     return agent
 
 

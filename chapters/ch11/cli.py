@@ -6,6 +6,8 @@
     --max-continuations N   replies cut at the output limit in a row that are continued
                             (a text) or answered (a tool call) before the run ends
                             (default 3)
+    --tools NAMES           only these tools, separated by commas (default: all);
+                            a small model does better with fewer
 
 Three more settings, read and checked like the first model's (shared/config.py)
 before anything starts: `OPENAI_FALLBACK_MODEL`, and optionally its own
@@ -60,6 +62,7 @@ from chapters.ch11.continuation import DEFAULT_MAX_CONTINUATIONS
 from chapters.ch11.demo import DEMO_PROMPT, DemoClock, demo_model, make_demo_workspace
 from chapters.ch11.recovery_console import RecoveryConsole
 from chapters.ch11.retry import DEFAULT_MAX_RETRIES, Clock, SystemClock
+from chapters.ch11.tool_choice import parse_tool_names
 from shared.agent import DEFAULT_MAX_TURNS
 from shared.cli import (
     FriendlyCommand,
@@ -170,6 +173,12 @@ FALLBACK_PREFIX = "OPENAI_FALLBACK_"  # OPENAI_FALLBACK_MODEL, _BASE_URL, _API_K
     show_default=True,
     help="Replies cut at the output limit in a row that are continued before the run ends.",
 )
+@click.option(
+    "--tools",
+    "tool_names",
+    metavar="NAMES",
+    help="Only these tools, separated by commas, e.g. read_file,edit_file (default: all).",
+)
 def command(
     prompt: str | None,
     max_turns: int,
@@ -190,6 +199,7 @@ def command(
     resume: str | None,
     max_retries: int,
     max_continuations: int,
+    tool_names: str | None,
 ) -> None:
     if resume is not None and demo:
         raise click.UsageError("--demo runs a session of its own in a new folder; drop --resume")
@@ -202,7 +212,9 @@ def command(
     home = Path.home()
     environment = read_environment(root.root, date.today())  # once: what the prompt states
     agents = load_agents(root.root, home, plan_tools(root).names)  # exit 2 if malformed
-    policy = policy_from_options(root, chapter_tools(root, agents), mode, allow, deny)
+    every_tool = chapter_tools(root, agents)
+    chosen = parse_tool_names(tool_names, every_tool.names)  # exit 2 on a misspelt name
+    policy = policy_from_options(root, every_tool, mode, allow, deny)
     hooks = Hooks(load_hooks(root, home))  # exit 2 if malformed
     audit = AuditLog(root.root / AUDIT_FILE)
     clock = make_clock(demo)
@@ -238,6 +250,7 @@ def command(
             keep_results=keep_results,
             context_window=context_window,
             compact_at=compact_at,
+            chosen=chosen,
         )
         return run_agent(task, agent, history=history), log.session_id
 
@@ -258,6 +271,10 @@ def command(
             f"recovery: max_retries: {max_retries} · max_continuations: {max_continuations} "
             f"· fallback: {fallback}"
         )
+        if chosen is not None:
+            console.info(
+                f"tools: {', '.join(n for n in every_tool.names if n in chosen)} (--tools)"
+            )
         return in_session(task, resume, model, console)[0]
 
     def client(settings: Settings) -> ModelClient:

@@ -1,0 +1,114 @@
+"""--tools: the agent gets only the tools named, in the registry, the prompt and the request,
+its children too; a misspelt name is exit 2 naming the tools there are (issue 19)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+
+from chapters.ch01.tests.chat_server import ChatServer
+from chapters.ch07.scripted_stream import calls_stream, text_stream
+from chapters.ch11.tests.composed import Agent11
+from chapters.ch11.tests.test_cli_and_wire import chapter11, environment, sse
+from chapters.ch11.tool_choice import parse_tool_names
+
+
+@pytest.fixture(autouse=True)
+def no_fallback(isolated: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chapter 3's isolation, and no fallback settings from the machine running the tests."""
+    for name in ("OPENAI_FALLBACK_MODEL", "OPENAI_FALLBACK_BASE_URL", "OPENAI_FALLBACK_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+KNOWN = ("read_file", "edit_file", "grep", "todo_write", "task")
+PROMPT = "Fix calc.py."
+CHILD_TASK = "Find add."
+
+
+def tool_names(request: dict[str, Any]) -> list[str]:
+    return [tool["function"]["name"] for tool in request.get("tools", [])]
+
+
+def test_no_list_is_every_tool_and_a_list_is_its_names() -> None:
+    assert parse_tool_names(None, KNOWN) is None
+    assert parse_tool_names(" read_file, grep ", KNOWN) == {"read_file", "grep"}
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("read_file,read_fle", "no tool named 'read_fle'; the tools are: read_file, edit_file"),
+        ("read_file,,grep", "list tool names separated by commas"),
+        ("", "list tool names separated by commas"),
+    ],
+    ids=["misspelt", "empty-name", "empty"],
+)
+def test_a_name_that_is_no_tool_is_an_error_naming_the_tools(text: str, said: str) -> None:
+    with pytest.raises(click.BadParameter) as caught:
+        parse_tool_names(text, KNOWN)
+    assert said in caught.value.message
+    assert "todo_write, task" in caught.value.message
+
+
+def test_the_agent_offers_and_describes_only_the_chosen_tools(tmp_path: Path) -> None:
+    chosen = {"read_file", "edit_file", "shell"}
+    agent = Agent11(tmp_path, {PROMPT: [text_stream("Done.")]}, options={"chosen": chosen})
+    assert agent.run(PROMPT) == "Done."
+    (request,) = agent.requests
+    assert tool_names(request) == ["read_file", "edit_file", "shell"]
+    system = request["messages"][0]["content"]
+    assert "todo_write" not in system and "call task" not in system
+    assert "edit_file's old_string" in system  # the guidance of a chosen tool is there
+
+
+def test_without_a_choice_the_agent_has_every_tool(tmp_path: Path) -> None:
+    agent = Agent11(tmp_path, {PROMPT: [text_stream("Done.")]})
+    agent.run(PROMPT)
+    names = tool_names(agent.requests[0])
+    assert {"todo_write", "task", "memory_write", "load_skill"} <= set(names)
+    assert "call task" in agent.requests[0]["messages"][0]["content"]
+
+
+def test_a_child_gets_the_chosen_tools_too(tmp_path: Path) -> None:
+    delegate = calls_stream(
+        (
+            "t1",
+            "task",
+            json.dumps({"description": "find", "prompt": CHILD_TASK, "agent": "general"}),
+        )
+    )
+    scripts = {PROMPT: [delegate, text_stream("Done.")], CHILD_TASK: [text_stream("Line 1.")]}
+    chosen = {"read_file", "edit_file", "task"}
+    agent = Agent11(tmp_path, scripts, options={"chosen": chosen})
+    assert agent.run(PROMPT) == "Done."
+    child = next(r for r in agent.requests if r["messages"][1]["content"] == CHILD_TASK)
+    assert tool_names(child) == ["read_file", "edit_file"]  # no todo_write, no task
+
+
+def test_a_misspelt_name_is_exit_2_before_any_request(tmp_path: Path) -> None:
+    with ChatServer([]) as server:
+        result = chapter11(
+            *("--prompt", "hi", "--workspace", str(tmp_path), "--tools", "read_file,reed"),
+            env=environment(server.base_url),
+        )
+        assert server.completion_requests() == []
+    assert result.exit_code == 2
+    assert "Invalid value for --tools: no tool named 'reed'; the tools are: read_file," in (
+        result.stderr
+    )
+
+
+def test_over_the_wire_the_request_carries_only_the_chosen_tools(tmp_path: Path) -> None:
+    with ChatServer([sse(*text_stream("Done."))]) as server:
+        result = chapter11(
+            *("--prompt", "hi", "--workspace", str(tmp_path), "--tools", "grep,read_file"),
+            env=environment(server.base_url),
+        )
+        (body,) = [r.body for r in server.completion_requests()]
+    assert result.exit_code == 0, result.stderr
+    assert tool_names(body) == ["read_file", "grep"]  # the registry's order, not the option's
+    assert "tools: read_file, grep (--tools)" in result.stderr
