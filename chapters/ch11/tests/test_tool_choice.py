@@ -35,7 +35,7 @@ def tool_names(request: dict[str, Any]) -> list[str]:
 
 def test_no_list_is_every_tool_and_a_list_is_its_names() -> None:
     assert parse_tool_names(None, KNOWN) is None
-    assert parse_tool_names(" read_file, grep ", KNOWN) == {"read_file", "grep"}
+    assert parse_tool_names(" read_file, grep ", KNOWN) == frozenset({"read_file", "grep"})
 
 
 @pytest.mark.parametrize(
