@@ -2,6 +2,7 @@
 
     python scripts/bench_agent.py --base-url http://127.0.0.1:8080/v1 --model qwen2.5-coder-1.5b \
         --chapters 5 11 --runs 3 [--tasks fix_bug,count_lines] [--mini PATH] [--keep-logs DIR]
+        [--tools read_file,write_file,edit_file,glob,grep,shell]
 
 Each task is a small folder of files, a prompt, and a check that reads the files or
 runs a command afterwards, never the model's own words. Each run starts from a fresh
@@ -16,9 +17,11 @@ of its own, never a dependency of this project), the same tasks also run through
 against the same server, side by side.
 
 It prints one row per task and agent: passes of runs, the median time, the median
-number of model requests, and how many runs ended by repeating one call until the
-limit; then a summary line per agent. It is a benchmark, not a test: it needs a model
-server, takes minutes per run on a small CPU, and never runs in CI.
+number of model requests, how many runs used up their turns going round (one call
+again and again, or two taking turns) and how many the repeat guard stopped (chapter
+11 on); then a summary line per agent. `--tools NAMES` passes chapter 11's `--tools`.
+It is a benchmark, not a test: it needs a model server, takes minutes per run on a
+small CPU, and never runs in CI.
 """
 
 from __future__ import annotations
@@ -186,18 +189,20 @@ class Outcome:
     passed: bool
     seconds: float
     requests: int
-    looped: bool  # ended by repeating one call until a limit
+    looped: bool  # used up its turns going round: one call, or two taking turns
+    stopped: bool  # the repeat guard ended it (chapter 11 on)
 
 
 RESULT_BLOCK = re.compile(r"^\s*(?:│ )?\[(\w+) → (\w+)\]\n(.*)$", re.M)
 
 
 def ended_in_a_loop(log: str) -> bool:
-    """The last four tool results, name, keyword and first line, were all the same."""
-    if "AgentLimitError" not in log and "RepeatedCallError" not in log:
+    """The run used up its turns while going round: its last four tool results (name,
+    keyword and first line) were one result, or two taking turns."""
+    if "AgentLimitError" not in log:
         return False
     blocks = RESULT_BLOCK.findall(log)
-    return len(blocks) >= 4 and len(set(blocks[-4:])) == 1
+    return len(blocks) >= 4 and len(set(blocks[-4:])) <= 2
 
 
 def mini_calls(trajectory: Path) -> int:
@@ -208,10 +213,11 @@ def mini_calls(trajectory: Path) -> int:
         return 0
 
 
-def course_command(chapter: int, task: Task, max_turns: int) -> list[str]:
+def course_command(chapter: int, task: Task, max_turns: int, tools: str | None) -> list[str]:
     return [
         *(sys.executable, "-m", "tutorial", "run", "--chapter", str(chapter)),
         *("--prompt", task.prompt, "--max-turns", str(max_turns), "--mode", "bypass"),
+        *(("--tools", tools) if tools else ()),
     ]
 
 
@@ -260,7 +266,8 @@ def run_once(
             keep.write_text(log, encoding="utf-8")
         requests = log.count("等待模型 waiting for") or mini_calls(folder / "trajectory.json")
         (folder / "trajectory.json").unlink(missing_ok=True)  # not part of the task's files
-        return Outcome(task.check(folder), seconds, requests, ended_in_a_loop(log))
+        stopped = "RepeatedCallError" in log
+        return Outcome(task.check(folder), seconds, requests, ended_in_a_loop(log), stopped)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         if home is not None:
@@ -293,6 +300,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=900, help="seconds per run")
     parser.add_argument("--mini", help="the `mini` command of mini-swe-agent, to compare")
     parser.add_argument("--keep-logs", type=Path, help="a folder for each run's console output")
+    parser.add_argument("--tools", help="the chapters' --tools (chapter 11 on): only these tools")
     args = parser.parse_args()
     chosen = [t for t in TASKS if not args.tasks or t.name in args.tasks.split(",")]
     env = {
@@ -305,8 +313,10 @@ def main() -> int:
         "PYTHONPATH": str(ROOT),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
+    label = " --tools" if args.tools else ""
     agents: dict[str, Callable[[Task], list[str]]] = {
-        f"chapter {n}": (lambda t, n=n: course_command(n, t, args.max_turns)) for n in args.chapters
+        f"chapter {n}{label}": (lambda t, n=n: course_command(n, t, args.max_turns, args.tools))
+        for n in args.chapters
     }
     if args.mini:
         agents["mini-swe-agent"] = lambda t: mini_command(
@@ -314,7 +324,10 @@ def main() -> int:
         )
     day = time.strftime("%Y-%m-%d")
     print(f"model {args.model} at {args.base_url}; {args.runs} runs per task; {day}")
-    print(f"{'task':<22}{'agent':<16}{'passed':>8}{'median s':>10}{'requests':>10}{'looped':>8}")
+    if args.tools:
+        print(f"tools: {args.tools}")
+    columns = f"{'passed':>8}{'median s':>10}{'requests':>10}{'looped':>8}{'stopped':>9}"
+    print(f"{'task':<22}{'agent':<24}{columns}")
     totals: dict[str, list[Outcome]] = {name: [] for name in agents}
     for task in chosen:
         for name, command in agents.items():
@@ -334,8 +347,9 @@ def main() -> int:
             median = statistics.median(o.seconds for o in outcomes)
             requests = statistics.median(o.requests for o in outcomes)
             looped = sum(o.looped for o in outcomes)
-            print(f"{task.name:<22}{name:<16}{passed:>5}/{len(outcomes):<2}{median:>10.0f}"
-                  f"{requests:>10.0f}{looped:>8}", flush=True)  # fmt: skip
+            stopped = sum(o.stopped for o in outcomes)
+            print(f"{task.name:<22}{name:<24}{passed:>5}/{len(outcomes):<2}{median:>10.0f}"
+                  f"{requests:>10.0f}{looped:>8}{stopped:>9}", flush=True)  # fmt: skip
     for name, outcomes in totals.items():
         passed = sum(o.passed for o in outcomes)
         tasks_solved = sum(
@@ -345,7 +359,8 @@ def main() -> int:
         print(
             f"{name}: {passed}/{len(outcomes)} runs passed ({passed / len(outcomes):.0%}), "
             f"{tasks_solved}/{len(chosen)} tasks solved at least once, "
-            f"{sum(o.looped for o in outcomes)} runs ended in a loop"
+            f"{sum(o.looped for o in outcomes)} runs used up their turns going round, "
+            f"{sum(o.stopped for o in outcomes)} stopped by the repeat guard"
         )
     return 0
 
