@@ -36,7 +36,7 @@ from shared.errors import ConfigError
 
 PREFIX = "OPENAI_"
 SETTING_NAMES = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL")
-OPTIONAL_NAMES = ("OPENAI_MAX_TOKENS",)
+OPTIONAL_NAMES = ("OPENAI_MAX_TOKENS", "OPENAI_TEMPERATURE")
 # A bound on every reply: a runaway reply ends at the output limit instead of using up
 # the request's time. 2,048 tokens take about 7 minutes at 5 tokens a second, inside
 # the 10-minute request timeout; a reply cut there says so (finish_reason "length").
@@ -74,6 +74,9 @@ class Settings(BaseModel):
     api_key: SecretStr = Field(alias="OPENAI_API_KEY")  # SecretStr: never printed by accident
     model: str = Field(alias="OPENAI_MODEL")
     max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, alias="OPENAI_MAX_TOKENS", ge=1)
+    # Unset: the provider's own default, which for local servers is often 0.8, loose for
+    # a small model that has to write exact JSON arguments.
+    temperature: float | None = Field(default=None, alias="OPENAI_TEMPERATURE", ge=0, le=2)
 
 
 def load_settings(environ: Mapping[str, str], cwd: Path) -> Settings:
@@ -111,6 +114,8 @@ def load_optional_settings(
         "OPENAI_MODEL": given[model],
         "OPENAI_MAX_TOKENS": str(defaults.max_tokens),  # one bound for every reply of the run
     }
+    if defaults.temperature is not None:  # and one temperature
+        values["OPENAI_TEMPERATURE"] = str(defaults.temperature)
     return _validated(values, prefix, [])
 
 

@@ -39,8 +39,12 @@ class OpenAIChatModel:
 
     @property
     def request_fields(self) -> Mapping[str, Any]:
-        """Added to every request: a bound on the reply (`OPENAI_MAX_TOKENS`)."""
-        return {"max_tokens": self.settings.max_tokens}
+        """Added to every request: a bound on the reply (`OPENAI_MAX_TOKENS`), and the
+        temperature when `OPENAI_TEMPERATURE` sets one (else the provider's default)."""
+        temperature = self.settings.temperature
+        return {"max_tokens": self.settings.max_tokens} | (
+            {} if temperature is None else {"temperature": temperature}
+        )
 
     def complete(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         import openai

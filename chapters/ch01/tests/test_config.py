@@ -109,6 +109,18 @@ def test_the_reply_bound_has_a_default_and_can_be_set(tmp_path: Path) -> None:
     assert load_settings(GOOD, tmp_path).max_tokens == 1024  # .env, under the environment
 
 
+def test_the_temperature_is_the_providers_unless_set(tmp_path: Path) -> None:
+    assert load_settings(GOOD, tmp_path).temperature is None
+    assert load_settings({**GOOD, "OPENAI_TEMPERATURE": "0.2"}, tmp_path).temperature == 0.2
+    assert load_settings({**GOOD, "OPENAI_TEMPERATURE": " "}, tmp_path).temperature is None
+
+
+@pytest.mark.parametrize("value", ["-0.1", "2.5", "cold"])
+def test_a_temperature_outside_0_to_2_is_a_config_error(value: str, tmp_path: Path) -> None:
+    line = problem({**GOOD, "OPENAI_TEMPERATURE": value}, tmp_path)
+    assert line.startswith("配置错误: ") and "OPENAI_TEMPERATURE" in line
+
+
 @pytest.mark.parametrize("value", ["0", "-5", "lots"])
 def test_a_reply_bound_that_is_not_a_positive_number_is_a_config_error(
     value: str, tmp_path: Path

@@ -298,3 +298,20 @@ def test_every_request_bounds_the_reply_and_the_trace_shows_it() -> None:
         (sent,) = server.completion_requests()
     assert sent.body["max_tokens"] == 500
     assert '"max_tokens": 500' in printed(console)  # what --trace shows is what was sent
+    assert "temperature" not in sent.body  # unset: the provider's default
+
+
+def test_a_temperature_that_is_set_is_sent_with_every_request() -> None:
+    with ChatServer([(200, response("hi"))]) as server:
+        settings = Settings.model_validate(
+            {
+                "OPENAI_BASE_URL": server.base_url,
+                "OPENAI_API_KEY": API_KEY,
+                "OPENAI_MODEL": MODEL,
+                "OPENAI_TEMPERATURE": "0.2",
+            }
+        )
+        model = OpenAIChatModel(settings, timeout=10.0)
+        model.complete({"model": MODEL, "messages": [{"role": "user", "content": "hi"}]})
+        (sent,) = server.completion_requests()
+    assert sent.body["temperature"] == 0.2

@@ -34,6 +34,16 @@ def test_the_url_and_key_default_to_the_first_models(tmp_path: Path) -> None:
     assert settings.api_key.get_secret_value() == "sk-primary"  # type: ignore[attr-defined]
 
 
+def test_the_reply_bound_and_temperature_are_the_runs(tmp_path: Path) -> None:
+    env = {"OPENAI_FALLBACK_MODEL": "m2", "OPENAI_MAX_TOKENS": "512", "OPENAI_TEMPERATURE": "0.2"}
+    settings = fallback(env, tmp_path)
+    assert settings is not None
+    assert settings.max_tokens == 512  # type: ignore[attr-defined]
+    assert settings.temperature == 0.2  # type: ignore[attr-defined]
+    unset = fallback({"OPENAI_FALLBACK_MODEL": "m2"}, tmp_path)
+    assert unset.temperature is None  # type: ignore[attr-defined]
+
+
 def test_its_own_url_and_key_from_the_environment_or_dotenv(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text(
         "OPENAI_FALLBACK_MODEL=qwen2.5-coder\nOPENAI_FALLBACK_BASE_URL=http://localhost:11434/v1/\n",
