@@ -46,11 +46,12 @@ SHELL_PARAMETERS = {
 }
 
 
-def real_model(base_url: str) -> OpenAIChatModel:
-    settings = Settings.model_validate(
-        {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": API_KEY, "OPENAI_MODEL": MODEL}
+def real_model(base_url: str, **settings: str) -> OpenAIChatModel:
+    """The real client for `base_url`; `settings` adds optional ones, OPENAI_MAX_TOKENS="500"."""
+    required = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": API_KEY, "OPENAI_MODEL": MODEL}
+    return OpenAIChatModel(  # a hang fails fast instead of in 600 s
+        Settings.model_validate({**required, **settings}), timeout=10.0
     )
-    return OpenAIChatModel(settings, timeout=10.0)  # a hang fails fast instead of in 600 s
 
 
 def run_over_wire(
@@ -278,16 +279,8 @@ def test_every_request_bounds_the_reply_and_the_trace_shows_it() -> None:
     console = plain_console()
     console.tracing = True
     with ChatServer([(200, response("hi"))]) as server:
-        settings = Settings.model_validate(
-            {
-                "OPENAI_BASE_URL": server.base_url,
-                "OPENAI_API_KEY": API_KEY,
-                "OPENAI_MODEL": MODEL,
-                "OPENAI_MAX_TOKENS": "500",
-            }
-        )
         agent = build_agent(
-            model=OpenAIChatModel(settings, timeout=10.0),
+            model=real_model(server.base_url, OPENAI_MAX_TOKENS="500"),
             console=console,
             approver=ScriptedApprover([]),
             cwd=Path.cwd(),
@@ -303,15 +296,7 @@ def test_every_request_bounds_the_reply_and_the_trace_shows_it() -> None:
 
 def test_a_temperature_that_is_set_is_sent_with_every_request() -> None:
     with ChatServer([(200, response("hi"))]) as server:
-        settings = Settings.model_validate(
-            {
-                "OPENAI_BASE_URL": server.base_url,
-                "OPENAI_API_KEY": API_KEY,
-                "OPENAI_MODEL": MODEL,
-                "OPENAI_TEMPERATURE": "0.2",
-            }
-        )
-        model = OpenAIChatModel(settings, timeout=10.0)
+        model = real_model(server.base_url, OPENAI_TEMPERATURE="0.2")
         model.complete({"model": MODEL, "messages": [{"role": "user", "content": "hi"}]})
         (sent,) = server.completion_requests()
     assert sent.body["temperature"] == 0.2
