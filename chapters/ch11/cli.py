@@ -62,7 +62,7 @@ from chapters.ch11.continuation import DEFAULT_MAX_CONTINUATIONS
 from chapters.ch11.demo import DEMO_PROMPT, DemoClock, demo_model, make_demo_workspace
 from chapters.ch11.recovery_console import RecoveryConsole
 from chapters.ch11.retry import DEFAULT_MAX_RETRIES, Clock, SystemClock
-from chapters.ch11.tool_choice import parse_tool_names
+from chapters.ch11.tool_choice import keep_only, parse_tool_names
 from shared.agent import DEFAULT_MAX_TURNS
 from shared.cli import (
     FriendlyCommand,
@@ -272,9 +272,7 @@ def command(
             f"· fallback: {fallback}"
         )
         if chosen is not None:
-            console.info(
-                f"tools: {', '.join(n for n in every_tool.names if n in chosen)} (--tools)"
-            )
+            console.info(f"tools: {', '.join(keep_only(every_tool, chosen).names)} (--tools)")
         return in_session(task, resume, model, console)[0]
 
     def client(settings: Settings) -> ModelClient:
