@@ -17,7 +17,9 @@
               (chapters/ch11/continuation.py), at most `max_continuations` times in a row
     tools     chapter 10's, or those of them `chosen` names (--tools,
               chapters/ch11/tool_choice.py): the others are neither offered nor
-              described, and without task there are no children
+              described, and without task there are no children; a child gets the
+              chosen tools its definition lists, and an agent left with none is not
+              offered (with no agent left, neither is task)
     features  chapter 10's, with CurrentRun first (which run is about to send: what
               compaction shortens) and ReportAtEnd last: one line on stderr when the run
               ends, adding up retries, continuations, fallbacks and repeats, if any
@@ -77,7 +79,7 @@ from chapters.ch11.overflow import CurrentRun, compacting
 from chapters.ch11.repeats import RepeatGuard
 from chapters.ch11.retry import DEFAULT_MAX_RETRIES, Clock, RetryPolicy
 from chapters.ch11.summary import RecoveryLog, ReportAtEnd
-from chapters.ch11.tool_choice import keep_only
+from chapters.ch11.tool_choice import choose_agents, keep_only
 from shared.agent import DEFAULT_MAX_TURNS, MAIN_AGENT, AgentSpec, Feature, Run
 from shared.completion import ModelClient
 from shared.console import Console
@@ -161,7 +163,9 @@ def build_agent(
         tools.register(tool)
     tools.register(make_load_skill_tool(skills, workspace))
     tools = keep_only(tools, chosen)
-    delegates = chosen is None or TASK_TOOL in chosen
+    if chosen is not None:  # each agent with the chosen tools its definition lists, if any
+        agents = choose_agents(agents, fresh_tools().names).agents
+    delegates = (chosen is None or TASK_TOOL in chosen) and bool(agents.names)
     # Once, before the first request: the same bytes in every request of the run. task is
     # registered below, once the spec it starts children from exists.
     names = (*tools.names, TASK_TOOL) if delegates else tools.names

@@ -44,7 +44,7 @@ from chapters.ch04.settings import load_hooks
 from chapters.ch05.agent import chapter_tools as plan_tools
 from chapters.ch05.todo import REMIND_AFTER, TodoPlan
 from chapters.ch06.budget import MAX_REQUESTS
-from chapters.ch06.definitions import load_agents
+from chapters.ch06.definitions import TASK_TOOL, load_agents
 from chapters.ch06.listing import make_agents_command
 from chapters.ch07.parallel import DEFAULT_MAX_PARALLEL
 from chapters.ch08.compaction import DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW
@@ -62,7 +62,7 @@ from chapters.ch11.continuation import DEFAULT_MAX_CONTINUATIONS
 from chapters.ch11.demo import DEMO_PROMPT, DemoClock, demo_model, make_demo_workspace
 from chapters.ch11.recovery_console import RecoveryConsole
 from chapters.ch11.retry import DEFAULT_MAX_RETRIES, Clock, SystemClock
-from chapters.ch11.tool_choice import keep_only, parse_tool_names
+from chapters.ch11.tool_choice import choose_agents, keep_only, parse_tool_names
 from shared.agent import DEFAULT_MAX_TURNS
 from shared.cli import (
     FriendlyCommand,
@@ -272,7 +272,11 @@ def command(
             f"· fallback: {fallback}"
         )
         if chosen is not None:
-            console.info(f"tools: {', '.join(keep_only(every_tool, chosen).names)} (--tools)")
+            line = f"tools: {', '.join(keep_only(every_tool, chosen).names)} (--tools)"
+            if TASK_TOOL in chosen:  # what the choice took from the agents task starts
+                took = choose_agents(agents, keep_only(plan_tools(root), chosen).names)
+                line = " · ".join(filter(None, [line, took.described()]))
+            console.info(line)
         return in_session(task, resume, model, console)[0]
 
     def client(settings: Settings) -> ModelClient:

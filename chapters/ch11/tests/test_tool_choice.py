@@ -11,10 +11,11 @@ import click
 import pytest
 
 from chapters.ch01.tests.chat_server import ChatServer
+from chapters.ch06.definitions import load_agents
 from chapters.ch07.scripted_stream import calls_stream, text_stream
 from chapters.ch11.tests.composed import Agent11
 from chapters.ch11.tests.test_cli_and_wire import chapter11, environment, sse
-from chapters.ch11.tool_choice import parse_tool_names
+from chapters.ch11.tool_choice import choose_agents, parse_tool_names
 
 
 @pytest.fixture(autouse=True)
@@ -112,3 +113,83 @@ def test_over_the_wire_the_request_carries_only_the_chosen_tools(tmp_path: Path)
     assert result.exit_code == 0, result.stderr
     assert tool_names(body) == ["read_file", "grep"]  # the registry's order, not the option's
     assert "tools: read_file, grep (--tools)" in result.stderr
+
+
+# --- sub-agents whose definition lists tools that were not chosen ----------------------------
+
+
+def explore_task(prompt: str = CHILD_TASK) -> list[dict[str, Any]]:
+    """A reply that hands `prompt` to the built-in explore agent (read_file, glob, grep)."""
+    arguments = {"description": "find", "prompt": prompt, "agent": "explore"}
+    return calls_stream(("t1", "task", json.dumps(arguments)))
+
+
+def test_a_child_gets_the_chosen_tools_its_definition_lists(tmp_path: Path) -> None:
+    scripts = {PROMPT: [explore_task(), text_stream("Done.")], CHILD_TASK: [text_stream("L1.")]}
+    agent = Agent11(tmp_path, scripts, options={"chosen": {"read_file", "task"}})
+    assert agent.run(PROMPT) == "Done."
+    child = next(r for r in agent.requests if r["messages"][1]["content"] == CHILD_TASK)
+    assert tool_names(child) == ["read_file"]  # explore's read_file; glob and grep not chosen
+    assert agent.results()[0].startswith("L1.")
+
+
+def test_an_agent_left_with_no_tools_is_not_offered_and_a_call_for_it_is_a_result(
+    tmp_path: Path,
+) -> None:
+    scripts = {PROMPT: [explore_task(), text_stream("Done.")]}
+    agent = Agent11(tmp_path, scripts, options={"chosen": {"edit_file", "task"}})
+    assert agent.run(PROMPT) == "Done."
+    (result,) = agent.results()
+    assert result.startswith("invalid_arguments: there is no agent named 'explore'")
+    assert "Available agents: general." in result
+    task = next(t for t in agent.requests[0]["tools"] if t["function"]["name"] == "task")
+    assert "- explore:" not in task["function"]["description"]
+    assert "- general:" in task["function"]["description"]
+    assert [r for r in agent.requests if r["messages"][1]["content"] == CHILD_TASK] == []
+
+
+def test_with_no_agent_left_there_is_no_task_tool(tmp_path: Path) -> None:
+    agent = Agent11(tmp_path, {PROMPT: [text_stream("Done.")]}, options={"chosen": {"task"}})
+    assert agent.run(PROMPT) == "Done."
+    assert tool_names(agent.requests[0]) == []
+    assert "call task" not in agent.requests[0]["messages"][0]["content"]
+
+
+def test_over_the_wire_the_start_says_which_agents_lost_which_tools(tmp_path: Path) -> None:
+    arguments = {"description": "find", "prompt": CHILD_TASK, "agent": "explore"}
+    replies = [
+        sse(*calls_stream(("t1", "task", json.dumps(arguments)))),
+        sse(*text_stream("Found it in calc.py.")),
+        sse(*text_stream("Done.")),
+    ]
+    with ChatServer(replies) as server:
+        result = chapter11(
+            *("--prompt", "hi", "--workspace", str(tmp_path), "--tools", "read_file,task"),
+            env=environment(server.base_url),
+        )
+        child = server.completion_requests()[1].body
+    assert result.exit_code == 0, result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == "Done.\n"
+    assert tool_names(child) == ["read_file"]
+    assert "tools: read_file, task (--tools) · explore without glob, grep" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("child_tools", "said"),
+    [
+        (("read_file", "edit_file", "glob", "grep"), ""),
+        (("read_file", "edit_file"), "explore without glob, grep"),
+        (("edit_file",), "explore left out (it needs one of read_file, glob, grep)"),
+        (
+            (),
+            "general left out (it needs a tool besides task) · explore left out (it needs one "
+            "of read_file, glob, grep) · no agent left: task is not offered",
+        ),
+    ],
+    ids=["all-kept", "some-lost", "one-left-out", "none-left"],
+)
+def test_the_start_line_says_what_the_choice_took_from_each_agent(
+    tmp_path: Path, child_tools: tuple[str, ...], said: str
+) -> None:
+    agents = load_agents(tmp_path, tmp_path, ("read_file", "edit_file", "glob", "grep"))
+    assert choose_agents(agents, child_tools).described() == said
