@@ -14,6 +14,7 @@ untouched, also for `--trace`.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
@@ -124,28 +125,33 @@ def status_kind(status: int) -> ProviderErrorKind:
 def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
     """How long the provider asked us to wait: `retry-after-ms`, else `retry-after`.
 
-    `retry-after` is either seconds or an HTTP date; anything unreadable or
-    negative counts as not asked.
+    `retry-after` is either seconds or an HTTP date. Anything that is no wait
+    (unreadable, negative, infinite, NaN, a date already past) counts as not
+    asked, so the caller backs off as if there were no header; an unusable
+    `retry-after-ms` leaves `retry-after` to be read.
     """
     lowered = {name.lower(): value for name, value in headers.items()}
     try:
-        if "retry-after-ms" in lowered:
-            seconds = float(lowered["retry-after-ms"]) / 1000
-            return seconds if seconds >= 0 else None
+        seconds = _a_wait(float(lowered.get("retry-after-ms", "nan")) / 1000)
+    except ValueError:
+        seconds = None
+    if seconds is not None:
+        return seconds
+    value = lowered.get("retry-after", "").strip()
+    try:
+        return _a_wait(float(value))
     except ValueError:
         pass
-    value = lowered.get("retry-after", "").strip()
-    if not value:
-        return None
     try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    return max(seconds, 0.0) if seconds == seconds else None  # NaN is not a wait
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return _a_wait(when.timestamp() - (time.time() if now is None else now))
+
+
+def _a_wait(seconds: float) -> float | None:
+    """`seconds` when it is a wait one can make: finite and not negative."""
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 def _body_text(response: Any, limit: int = 20_000) -> str | None:

@@ -578,7 +578,7 @@ def test_retry_after_may_be_an_http_date() -> None:
     later = format_datetime(now + timedelta(seconds=30), usegmt=True)
     assert retry_after_seconds({"Retry-After": later}, now=now.timestamp()) == 30.0
     assert retry_after_seconds({"retry-after": "soon"}) is None
-    assert retry_after_seconds({"retry-after": "-3"}) == 0.0
+    assert retry_after_seconds({"retry-after": "-3"}) is None  # no wait: the caller backs off
 
 
 def test_a_connection_failure_is_its_own_kind() -> None:

@@ -8,7 +8,8 @@ finish, an error inside a 200 body that says so) is sent again after a wait:
     the provider asked (retry-after-ms, or retry-after in seconds or as an
         HTTP date): exactly that long; more than `max_wait` (60 s): no wait,
         the run ends saying how long it asked (`WaitTooLongError`)
-    it did not ask: exponential backoff, 1 s, 2 s, 4 s, 8 s ..., capped at
+    it did not ask, or asked for no wait one can make (negative, infinite,
+        NaN, a date already past): exponential backoff, 1 s, 2 s, 4 s, 8 s ..., capped at
         `max_wait`, each shortened by up to a quarter at random (jitter), so
         that many clients failed by the same outage do not come back in step
 
@@ -27,6 +28,7 @@ a countdown and the attempt number.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -102,9 +104,11 @@ class RetryPolicy:
         )
 
     def wait(self, retry: int, error: ProviderError, draw: float) -> float:
-        """What the provider asked for, else the backoff; a request above the cap is an error."""
+        """What the provider asked for, else the backoff; a request above the cap is an error.
+        An ask that is no wait (negative, infinite, NaN) is no ask: waiting 0 would send
+        every retry at once."""
         asked = error.retry_after
-        if asked is None:
+        if asked is None or not 0 <= asked < math.inf:
             return self.backoff(retry, draw)
         if asked > self.max_wait:
             raise WaitTooLongError(error, asked, self.max_wait)

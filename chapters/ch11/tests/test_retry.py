@@ -111,6 +111,44 @@ def test_retry_after_as_an_http_date_is_waited_until_that_date() -> None:
     assert 28.0 < waited <= 30.0
 
 
+def past_date() -> str:
+    return format_datetime(datetime.now(UTC) - timedelta(seconds=30), usegmt=True)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        {"retry-after": "-3"},
+        {"retry-after": "-inf"},
+        {"retry-after": "inf"},
+        {"retry-after": "nan"},
+        pytest.param({"retry-after": past_date()}, id="retry-after=a-past-date"),
+        {"retry-after-ms": "-1500"},
+        {"retry-after-ms": "inf"},
+        {"retry-after-ms": "NaN"},
+    ],
+    ids=lambda header: "=".join(next(iter(header.items()))),
+)
+def test_a_retry_after_that_is_no_wait_is_not_asked_and_the_backoff_is_waited(
+    header: dict[str, str],
+) -> None:
+    outcome = run([Reply(429, errors.OPENAI_RATE_LIMIT.body, header)] * 2 + [OK])
+    assert answered(outcome) == "recovered"
+    assert outcome.clock.sleeps == [1.0, 2.0]  # not [0.0, 0.0]: five requests in no time
+
+
+@pytest.mark.parametrize("asked", [-3.0, float("inf"), float("-inf"), float("nan")])
+def test_the_policy_backs_off_when_what_was_asked_is_no_wait(asked: float) -> None:
+    error = ProviderError("HTTP 429", 429, kind=ProviderErrorKind.RATE_LIMITED, retry_after=asked)
+    assert RetryPolicy().wait(2, error, draw=0.0) == 2.0
+
+
+def test_an_unusable_retry_after_ms_leaves_retry_after_to_be_read() -> None:
+    header = {"retry-after-ms": "-1", "retry-after": "7"}
+    outcome = run([Reply(429, errors.OPENAI_RATE_LIMIT.body, header), OK])
+    assert outcome.clock.sleeps == [7.0]
+
+
 def test_without_retry_after_the_waits_double_from_one_second() -> None:
     outcome = run([Reply(503, errors.OPENAI_SERVER.body)] * 4 + [OK])
     assert answered(outcome) == "recovered"
