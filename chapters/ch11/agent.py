@@ -191,7 +191,7 @@ def build_agent(
                 max_parallel=max_parallel,
             ),
             cut_replies=reply_check,
-            repeats=RepeatGuard(log=recovery),
+            repeats=RepeatGuard(log=recovery, workspace=workspace),  # resolves paths
         ),
         console=console,
         system_prompt=prompt.text,

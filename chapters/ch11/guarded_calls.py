@@ -9,7 +9,8 @@ the authorize and finish stages. So they sit around the pipeline's `run`:
              none of its calls reaches the pipeline; each gets a `cut_off`
              result saying why, in call order, shown as any result is
     after    each result the pipeline hands back is read by the repeat guard
-             (chapters/ch11/repeats.py), which may add a note for the model;
+             (chapters/ch11/repeats.py), with the tool the call named (to compare
+             calls as they ran), which may add a note for the model;
              when the reply's last result is in, the guard may end the run
 
 The inner pipeline is used as it is (sequential, or chapter 7's side by side,
@@ -53,12 +54,18 @@ class GuardedCalls(CallPipeline):
                 yield call, result
             return
         for call, result in self.inner.run(calls, snapshot, run):
-            yield call, self._reviewed(call, result, run)
+            yield call, self._reviewed(call, result, snapshot, run)
         if self.repeats is not None:
             self.repeats.check(run)  # every call has its result: the run may end here
 
     def run_one(self, call: ToolCall, snapshot: ToolSnapshot, run: Run) -> ToolResult:
-        return self._reviewed(call, self.inner.run_one(call, snapshot, run), run)
+        return self._reviewed(call, self.inner.run_one(call, snapshot, run), snapshot, run)
 
-    def _reviewed(self, call: ToolCall, result: ToolResult, run: Run) -> ToolResult:
-        return result if self.repeats is None else self.repeats.review(run, call, result)
+    def _reviewed(
+        self, call: ToolCall, result: ToolResult, snapshot: ToolSnapshot, run: Run
+    ) -> ToolResult:
+        """The guard's reading of the result; it validates the call with the tool the
+        request offered, to compare calls as they ran."""
+        if self.repeats is None:
+            return result
+        return self.repeats.review(run, call, result, snapshot.get(call.function.name))

@@ -6,9 +6,9 @@ answering `no_change: answer.txt already has this content.` nineteen times in
 one run; a plan rejected the same way nineteen times). `RepeatGuard` reads
 every call's result, whatever stage produced it (a call that ran, one refused,
 one whose arguments did not validate, one bound to fail before it was asked
-about), and counts the same call (name and arguments, whatever their key
-order) with the same result (the call's own id left out: chapter 8 saves a
-big result in a file named after it), for as long as nothing new happens:
+about), and counts the same call with the same result (the call's own id left
+out: chapter 8 saves a big result in a file named after it), for as long as
+nothing new happens:
 
     3rd time   the result tells the model it is repeating itself, and what it
                could do instead; the 4th says it again, and when the run stops
@@ -20,6 +20,16 @@ the last new one: it starts every count again. So polling until something
 changes is not a loop, and a circle of two calls is one: a small model that
 read calc.py, made the same edit_file call (`no_change`), read calc.py again,
 and so on until the turn limit, repeated each call with nothing new between.
+
+The same call is the same as the tool runs it, not as the model spelt it: its
+arguments validated (a default spelt out, spaces the tool strips), the path a
+rule would match resolved by the workspace (`./notes.txt` is `notes.txt`), in
+any key order. Arguments that do not validate are compared as written.
+
+The same result has one exception: a read of the harness's own folder
+(`.tutorial/`: the audit log, the session log) gets a new line for every call,
+written by the harness about that very call. Reading it again is no news, so
+such a read is compared by how it ended (`ok`, `not_found`), not by its text.
 """
 
 from __future__ import annotations
@@ -27,16 +37,21 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
 
+from chapters.ch02.workspace import PathOutsideWorkspace, Workspace
+from chapters.ch03.audit import AUDIT_FILE
 from chapters.ch11.per_run import PerRun
 from chapters.ch11.summary import RecoveryLog
 from shared.agent import Run
 from shared.errors import AgentError, one_line
 from shared.messages import ToolCall
-from shared.tools import ToolResult
+from shared.tools import KeyKind, SideEffect, Tool, ToolResult
 
 WARN_AT = 3
 STOP_AT = 5
+HARNESS_FOLDER = PurePosixPath(AUDIT_FILE.parent.as_posix())  # .tutorial: what the harness writes
 
 
 class RepeatedCallError(AgentError):
@@ -64,20 +79,30 @@ class _Streak:
 
 
 class RepeatGuard:
+    """`workspace` resolves the paths calls name (without one, paths compare as written)."""
+
     def __init__(
-        self, warn_at: int = WARN_AT, stop_at: int = STOP_AT, log: RecoveryLog | None = None
+        self,
+        warn_at: int = WARN_AT,
+        stop_at: int = STOP_AT,
+        log: RecoveryLog | None = None,
+        workspace: Workspace | None = None,
     ) -> None:
         if not 2 <= warn_at < stop_at:
             raise ValueError(f"need 2 <= warn_at < stop_at, got {warn_at} and {stop_at}")
         self.warn_at = warn_at
         self.stop_at = stop_at
         self.log = log
+        self.workspace = workspace
         self._runs: PerRun[_Streak] = PerRun(_Streak)
 
-    def review(self, run: Run, call: ToolCall, result: ToolResult) -> ToolResult:
-        """Count this call and its result; from `warn_at` on, the result says it is a repeat."""
+    def review(
+        self, run: Run, call: ToolCall, result: ToolResult, tool: Tool | None = None
+    ) -> ToolResult:
+        """Count this call and its result; from `warn_at` on, the result says it is a repeat.
+        `tool` is the tool the call named, if there is one: it validates the arguments."""
         streak = self._runs(run)
-        pair = (call_key(call), result_key(call, result))
+        pair = self._pair(call, result, tool)
         if pair in streak.seen:
             streak.counts[pair] = streak.counts.get(pair, 0) + 1
         else:  # something new: every count starts again
@@ -102,6 +127,46 @@ class RepeatGuard:
         if streak.stop is not None:
             error, streak.stop = streak.stop, None
             raise error
+
+    def _pair(
+        self, call: ToolCall, result: ToolResult, tool: Tool | None
+    ) -> tuple[tuple[str, str], str]:
+        """What is compared: the call as it runs (as written, when it cannot run), and its
+        result (for a read of the harness's own folder, only how it ended)."""
+        as_run = None if tool is None else self._as_run(call, tool)
+        if tool is None or as_run is None:
+            return call_key(call), result_key(call, result)
+        arguments, path = as_run
+        key = (call.function.name, json.dumps(arguments, sort_keys=True, default=str))
+        own = path is not None and PurePosixPath(path).is_relative_to(HARNESS_FOLDER)
+        if own and tool.side_effect is SideEffect.READ:  # the harness wrote what changed
+            return key, f"{result.status.value}: {result.keyword}"
+        return key, result_key(call, result)
+
+    def _as_run(self, call: ToolCall, tool: Tool) -> tuple[dict[str, Any], str | None] | None:
+        """The arguments as the tool receives them, with its key path resolved by the
+        workspace, and that path; None when they do not validate. Validating has no side
+        effects (shared/tools.py); a path that does not resolve stays as written (the tool
+        refuses it the same way however it is spelt)."""
+        try:
+            raw = json.loads(call.function.arguments or "{}")
+        except (ValueError, RecursionError):
+            return None
+        validated = tool.validate(raw) if isinstance(raw, dict) else None
+        if validated is None or isinstance(validated, str):
+            return None
+        arguments = dict(validated.plain)
+        key = tool.key
+        value = None if key is None else arguments.get(key.name)
+        if key is None or key.kind is not KeyKind.PATH or not isinstance(value, str):
+            return arguments, None
+        if self.workspace is None:
+            return arguments, value
+        try:
+            arguments[key.name] = self.workspace.relative(self.workspace.resolve(value))
+        except PathOutsideWorkspace:
+            return arguments, None
+        return arguments, arguments[key.name]
 
     def _note(self, call: ToolCall, result: ToolResult, count: int) -> str:
         if result.ok:
@@ -129,7 +194,7 @@ class RepeatGuard:
 
 
 def call_key(call: ToolCall) -> tuple[str, str]:
-    """The call's name and arguments; arguments that are JSON compare by value."""
+    """The call's name and arguments as written; arguments that are JSON compare by value."""
     try:
         arguments = json.dumps(json.loads(call.function.arguments), sort_keys=True)
     except (ValueError, RecursionError):  # not JSON: compared as written

@@ -15,15 +15,19 @@ from chapters.ch01.tests.harness import FakeRunner
 from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
 from chapters.ch07.parallel import ParallelCallPipeline
+from chapters.ch07.scripted_stream import calls_stream, text_stream
 from chapters.ch11.guarded_calls import GuardedCalls
 from chapters.ch11.repeats import RepeatedCallError, RepeatGuard, call_key
 from chapters.ch11.summary import RecoveryLog
+from chapters.ch11.tests.composed import Agent11
 from chapters.ch11.tests.support import printed, recording_console
 from shared.agent import AgentSpec, Run
 from shared.calls import CallPipeline
 from shared.messages import FunctionCall, Message, ToolCall, ToolMessage
 from shared.scripted import ScriptedModel, Step, response, tool_call
 from shared.tools import ToolRegistry, ToolResult
+
+PROMPT = "Go."
 
 
 def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
@@ -256,3 +260,71 @@ def test_a_result_that_names_its_own_call_is_still_the_same_result() -> None:
         reviewed.append(guard.review(run, same, ToolResult.success(saved)).content)
     assert "[harness] repeat" not in reviewed[1]
     assert "3rd time" in reviewed[2]
+
+
+# --- the same call, spelt another way; a file the harness itself appends to ------------------
+
+
+def stream_call(call_id: str, name: str, arguments: str) -> list[dict[str, Any]]:
+    return calls_stream((call_id, name, arguments))
+
+
+def test_the_same_file_spelt_five_ways_is_the_same_call(tmp_path: Path) -> None:
+    """`./notes.txt` is `notes.txt`, and so is a default spelt out: the calls are compared as
+    the tool runs them (validated, the path resolved by the workspace), not as written."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "notes.txt").write_text("a note\n", encoding="utf-8")
+    (tmp_path / "ws" / "sub").mkdir()
+    spellings = [
+        '{"path": "notes.txt"}',
+        '{"path": "./notes.txt"}',
+        '{"path": "sub/../notes.txt"}',
+        '{"path": "notes.txt", "offset": 1}',
+        '{"path": ".//notes.txt", "limit": 2000}',
+    ]
+    steps = [stream_call(f"r{n}", "read_file", text) for n, text in enumerate(spellings)]
+    agent = Agent11(tmp_path, {PROMPT: [*steps, text_stream("never")]})
+    with pytest.raises(RepeatedCallError, match="same call 5 times"):
+        agent.run(PROMPT)
+    assert "this is the 3rd time that you called read_file" in agent.results()[2]
+
+
+def test_a_name_with_spaces_around_it_is_the_same_call(tmp_path: Path) -> None:
+    """memory_read strips the name it is given: `"tabs "` reads what `"tabs"` reads."""
+    names = ["tabs", "tabs ", " tabs", "tabs  ", "\ttabs"]
+    steps = [
+        stream_call(f"m{n}", "memory_read", json.dumps({"name": name}))
+        for n, name in enumerate(names)
+    ]
+    agent = Agent11(tmp_path, {PROMPT: [*steps, text_stream("never")]})
+    with pytest.raises(RepeatedCallError, match="same call 5 times"):
+        agent.run(PROMPT)
+
+
+def test_reading_the_audit_log_again_and_again_is_a_repeat(tmp_path: Path) -> None:
+    """Each read adds its own lines to the audit log, so no two results are the same; but
+    what changed is only the harness's record of these very reads: nothing new."""
+    steps = [
+        stream_call(f"a{n}", "read_file", json.dumps({"path": ".tutorial/audit.jsonl"}))
+        for n in range(8)
+    ]
+    agent = Agent11(tmp_path, {PROMPT: [*steps, text_stream("never")]})
+    with pytest.raises(RepeatedCallError, match="same call 5 times"):
+        agent.run(PROMPT)
+    first, second = agent.results()[:2]
+    assert first != second  # the log grew between the reads
+
+
+def test_polling_a_file_someone_else_changes_is_still_not_a_loop(tmp_path: Path) -> None:
+    """Only the harness's own folder is read this way: a file outside it that changes
+    between reads is news, as before."""
+    state = tmp_path / "ws" / "state.txt"
+    state.parent.mkdir()
+    contents = iter(str(n) for n in range(100))
+
+    def read_again(request: Any) -> list[dict[str, Any]]:
+        state.write_text(next(contents), encoding="utf-8")
+        return stream_call(f"s{len(request['messages'])}", "read_file", '{"path": "state.txt"}')
+
+    agent = Agent11(tmp_path, {PROMPT: [read_again] * 8 + [text_stream("Done.")]})
+    assert agent.run(PROMPT) == "Done."
