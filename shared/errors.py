@@ -149,3 +149,12 @@ def one_line(text: str, limit: int) -> str:
     """A provider's message squeezed into one line of at most `limit` characters."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class RefusedConnectionError(ProviderError):
+    """Nothing accepted the connection: no server at that host and port. A retry owner may
+    call it a setting to fix rather than a failure that passes, when nothing has answered
+    at that URL before."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind=ProviderErrorKind.CONNECTION)

@@ -21,7 +21,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from shared.config import Settings
-from shared.errors import ProviderError, ProviderErrorKind, one_line
+from shared.errors import ProviderError, ProviderErrorKind, RefusedConnectionError, one_line
 
 if TYPE_CHECKING:
     import openai
@@ -91,11 +91,13 @@ class OpenAIChatModel:
                 "the server may be overloaded or the model too slow",
                 kind=ProviderErrorKind.CONNECTION,
             )
-        return ProviderError(
+        message = (
             f"cannot connect to {self.settings.base_url} ({_root_cause(error)}). "
-            "Check OPENAI_BASE_URL (host, port, http or https) and that the server is running",
-            kind=ProviderErrorKind.CONNECTION,
+            "Check OPENAI_BASE_URL (host, port, http or https) and that the server is running"
         )
+        if isinstance(_innermost(error), ConnectionRefusedError):  # nothing listens there
+            return RefusedConnectionError(message)
+        return ProviderError(message, kind=ProviderErrorKind.CONNECTION)
 
     def _connect(self) -> OpenAI:
         from openai import OpenAI
@@ -205,6 +207,11 @@ def _provider_said(error: Exception) -> str:
 
 def _root_cause(error: BaseException) -> str:
     """The innermost reason, e.g. "[Errno 111] Connection refused" or a DNS failure."""
+    error = _innermost(error)
+    return str(error) or type(error).__name__
+
+
+def _innermost(error: BaseException) -> BaseException:
     while error.__cause__ is not None or error.__context__ is not None:
         error = error.__cause__ or error.__context__  # type: ignore[assignment]
-    return str(error) or type(error).__name__
+    return error

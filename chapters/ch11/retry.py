@@ -16,7 +16,11 @@ finish, an error inside a 200 body that says so) is sent again after a wait:
 at most `max_retries` times (`--max-retries`, default 4: five attempts), then
 `RetriesExhaustedError`, which says how many retries and how long they took.
 Anything else goes up at once, untouched: a 400, 401, 403 or 404 is one clear
-line, not five.
+line, not five. So does a refused connection before anything has answered at
+that URL in this run: nothing listens there, a setting is wrong (the host, the
+port), and waiting will not fix it; it is a `ConfigError` (exit 2) naming
+OPENAI_BASE_URL. Once something has answered, a refused connection is a server
+restarting, and is retried like any dropped connection.
 
 The SDK's own retries stay off (shared/openai_client.py): two layers of
 retries multiply (5 × 3 = 15 attempts) and the inner one ignores what this one
@@ -39,7 +43,7 @@ from chapters.ch11.failures import Failure, WaitTooLongError, diagnose, error_in
 from chapters.ch11.summary import RecoveryLog
 from chapters.ch11.wrapper import ModelWrapper, RecoveryObserver, RetryWait, send
 from shared.completion import ExchangeObserver, ModelClient
-from shared.errors import ProviderError
+from shared.errors import ConfigError, ProviderError, RefusedConnectionError
 
 DEFAULT_MAX_RETRIES = 4
 MAX_WAIT_SECONDS = 60.0
@@ -138,6 +142,7 @@ class RetryingModel(ModelWrapper):
         self.draw = draw
         self.log = log
         self.retry_overloaded = retry_overloaded
+        self.reached = False  # whether anything has answered at the URL (a body, a status)
 
     def complete_reporting(
         self, request: Mapping[str, Any], observer: ExchangeObserver | None
@@ -147,11 +152,13 @@ class RetryingModel(ModelWrapper):
         for attempt in range(1, attempts + 1):
             try:
                 body = send(self.inner, request, observer)
+                self.reached = True
                 failed = error_in_body(body)  # a 200 may still carry an error
                 if failed is None:
                     return body
                 raise failed
             except ProviderError as error:
+                self._unreachable(error)  # a wrong URL: no retry
                 failure = diagnose(error)
                 if not self._retries(failure):
                     raise
@@ -173,6 +180,14 @@ class RetryingModel(ModelWrapper):
                 self._wait(wait, observer)
                 waited += seconds
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _unreachable(self, error: ProviderError) -> None:
+        """Raise `ConfigError` for a refused connection when nothing has answered yet."""
+        self.reached = self.reached or error.status is not None
+        if isinstance(error, RefusedConnectionError) and not self.reached:
+            raise ConfigError(
+                f"{error} (not retried: nothing has answered at that URL in this run)"
+            ) from error
 
     def _retries(self, failure: Failure) -> bool:
         if failure is Failure.OVERLOADED:

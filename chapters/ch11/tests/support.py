@@ -4,6 +4,7 @@ consoles that record, and one exchange through `ask_model` as the loop makes it.
 from __future__ import annotations
 
 import io
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -68,3 +69,11 @@ def ask(
     """One request, exactly as the loop's step 2 sends it."""
     observer = console or recording_console()
     return ask_model(model, history or HISTORY, ToolRegistry().snapshot(), observer, 1)
+
+
+def closed_port_url() -> str:
+    """The URL of a loopback port nothing listens on: a connection there is refused."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"  # the kernel does not hand the port out again at once

@@ -32,7 +32,7 @@ from chapters.ch06.demo import write_demo_files
 from chapters.ch07.scripted_stream import text_stream
 from chapters.ch11.continuation import CONTINUE_PROMPT
 from chapters.ch11.tests import provider_errors as errors
-from chapters.ch11.tests.support import FakeClock
+from chapters.ch11.tests.support import FakeClock, closed_port_url
 
 TRACED = re.compile(r"^--- (?P<title>.+?) ---\n", re.M)
 ANSWER = demo.CUT_ANSWER + demo.REST_OF_ANSWER
@@ -308,3 +308,16 @@ def test_the_dispatcher_runs_chapter_11_and_its_other_commands(
     assert (
         "chapters/ch11/agent.py" in diff.stdout and "extends chapters/ch10/agent.py" in diff.stdout
     )
+
+
+def test_a_url_where_nothing_listens_is_exit_2_at_once_naming_the_setting(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    url = closed_port_url()
+    result = chapter11("--prompt", "hi", "--workspace", str(tmp_path), env=environment(url))
+    assert result.exit_code == 2, result.stderr
+    assert clock.sleeps == []  # no retry: nothing has ever answered at that URL
+    (line,) = [line for line in result.stderr.splitlines() if "cannot connect" in line]
+    assert line.startswith(f"配置错误: cannot connect to {url}")
+    assert "Check OPENAI_BASE_URL" in line
+    assert "Traceback" not in result.stderr and "重试 retry" not in result.stderr

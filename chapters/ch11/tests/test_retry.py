@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from typing import Any
 
 import pytest
 
@@ -31,6 +32,7 @@ from chapters.ch11.tests import provider_errors as errors
 from chapters.ch11.tests.support import (
     FakeClock,
     ask,
+    closed_port_url,
     plain_model,
     printed,
     recording_console,
@@ -38,7 +40,8 @@ from chapters.ch11.tests.support import (
 )
 from chapters.ch11.wrapper import RetryWait
 from shared.completion import ModelReply
-from shared.errors import ProviderError, ProviderErrorKind
+from shared.errors import EXIT_USAGE, ConfigError, ProviderError, ProviderErrorKind
+from shared.openai_client import OpenAIChatModel
 from shared.scripted import response
 
 OK = Reply(200, response("recovered"))
@@ -272,11 +275,47 @@ def test_a_dropped_connection_is_retried() -> None:
     assert outcome.requests == 2
 
 
-def test_a_refused_connection_is_retried_then_given_up() -> None:
-    outcome = run([], base_url="http://127.0.0.1:9/v1")
-    assert isinstance(outcome.error, RetriesExhaustedError)
-    assert diagnose(outcome.error) is Failure.CONNECTION
-    assert outcome.clock.sleeps == [1.0, 2.0, 4.0, 8.0]
+@pytest.mark.parametrize("streaming", [False, True], ids=["plain", "streaming"])
+def test_a_refused_connection_before_any_answer_is_a_config_error_not_retried(
+    streaming: bool,
+) -> None:
+    """Nothing listens at the URL and nothing ever answered: a setting is wrong, and waiting
+    13 to 19 seconds over four retries will not fix it."""
+    url, clock = closed_port_url(), FakeClock()
+    inner = streaming_model(url) if streaming else plain_model(url)
+    with pytest.raises(ConfigError) as caught:
+        ask(RetryingModel(inner, clock=clock, draw=lambda: 0.0))
+    assert clock.sleeps == []
+    line = caught.value.cli_line()
+    assert line.startswith("配置错误: cannot connect to " + url) and "\n" not in line
+    assert "Check OPENAI_BASE_URL" in line
+    assert caught.value.exit_code == EXIT_USAGE
+
+
+@dataclass
+class Moving:
+    """A client that sends each request to the next of `clients`: a server that answered
+    once, then went away."""
+
+    clients: list[OpenAIChatModel]
+    name: str = "test-model"
+    label: str = "test-model @ moving"
+
+    def complete(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        return self.clients.pop(0).complete(request)
+
+
+def test_a_refused_connection_after_an_answer_is_retried_then_given_up() -> None:
+    clock = FakeClock()
+    with ChatServer([OK]) as server:
+        gone = [plain_model(closed_port_url()) for _ in range(5)]
+        model = RetryingModel(Moving([plain_model(server.base_url), *gone]), clock=clock,
+                              draw=lambda: 0.0)  # fmt: skip
+        assert ask(model).message.content == "recovered"
+        with pytest.raises(RetriesExhaustedError) as caught:
+            ask(model)
+    assert diagnose(caught.value) is Failure.CONNECTION
+    assert clock.sleeps == [1.0, 2.0, 4.0, 8.0]
 
 
 # --- what is not retried ------------------------------------------------------------------------
