@@ -177,6 +177,13 @@ def _status_message(status: int, error: Exception, settings: Settings) -> str:
             f"HTTP {status}: the API key was rejected or has no access to model "
             f"{settings.model!r}. Check OPENAI_API_KEY and OPENAI_MODEL{said}"
         )
+    if status == 404 and settings.base_url.rstrip("/").endswith("/v1"):  # the URL looks right
+        return (
+            f"HTTP 404: no model {settings.model!r} at {settings.base_url}, or nothing at its "
+            f"/chat/completions. Check OPENAI_MODEL first: {settings.model!r} may not be a "
+            "model this provider serves (its /models lists the ids it does); then "
+            f"OPENAI_BASE_URL{said}"
+        )
     if status == 404:
         return (
             f"HTTP 404: nothing at {settings.base_url}/chat/completions, or no model "

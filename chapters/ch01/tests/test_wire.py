@@ -181,6 +181,29 @@ def test_http_errors_name_the_status_and_the_fix(
     assert len(server.requests) == 1  # the SDK's own retries are off
 
 
+def test_a_404_at_a_url_without_v1_suggests_adding_it() -> None:
+    with ChatServer([(404, openai_error("Invalid URL (POST /chat/completions)"))]) as server:
+        root = server.base_url.removesuffix("/v1")
+        with pytest.raises(ProviderError) as caught:
+            run_over_wire(root)
+    message = str(caught.value)
+    assert f"Check OPENAI_BASE_URL (usually a missing /v1: {root}/v1)" in message
+    assert message.index("OPENAI_BASE_URL") < message.index("OPENAI_MODEL")
+
+
+@pytest.mark.parametrize("slash", ["", "/"], ids=["v1", "v1-slash"])
+def test_a_404_at_a_url_that_ends_in_v1_points_at_the_model_first(slash: str) -> None:
+    """The URL already has its /v1: the likelier mistake is the model's name."""
+    with ChatServer([(404, openai_error("The model `test-model` does not exist"))]) as server:
+        with pytest.raises(ProviderError) as caught:
+            run_over_wire(server.base_url + slash)
+    message = str(caught.value)
+    assert "missing /v1" not in message
+    assert "Check OPENAI_MODEL first: 'test-model' may not be a model this provider" in message
+    assert message.index("OPENAI_MODEL") < message.index("OPENAI_BASE_URL")
+    assert "\n" not in message
+
+
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
