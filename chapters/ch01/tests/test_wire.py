@@ -194,9 +194,9 @@ def test_a_404_at_a_url_without_v1_suggests_adding_it() -> None:
 @pytest.mark.parametrize("slash", ["", "/"], ids=["v1", "v1-slash"])
 def test_a_404_at_a_url_that_ends_in_v1_points_at_the_model_first(slash: str) -> None:
     """The URL already has its /v1: the likelier mistake is the model's name."""
-    with ChatServer([(404, openai_error("The model `test-model` does not exist"))]) as server:
-        with pytest.raises(ProviderError) as caught:
-            run_over_wire(server.base_url + slash)
+    missing = openai_error("The model `test-model` does not exist")
+    with ChatServer([(404, missing)]) as server, pytest.raises(ProviderError) as caught:
+        run_over_wire(server.base_url + slash)
     message = str(caught.value)
     assert "missing /v1" not in message
     assert "Check OPENAI_MODEL first: 'test-model' may not be a model this provider" in message
