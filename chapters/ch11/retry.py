@@ -108,11 +108,9 @@ class RetryPolicy:
         )
 
     def wait(self, retry: int, error: ProviderError, draw: float) -> float:
-        """What the provider asked for, else the backoff; a request above the cap is an error.
-        An ask that is no wait (negative, infinite, NaN) is no ask: waiting 0 would send
-        every retry at once."""
+        """What the provider asked for, else the backoff; a request above the cap is an error."""
         asked = error.retry_after
-        if asked is None or not 0 <= asked < math.inf:
+        if asked is None or not 0 <= asked < math.inf:  # < 0, inf, NaN: not a wait
             return self.backoff(retry, draw)
         if asked > self.max_wait:
             raise WaitTooLongError(error, asked, self.max_wait)
