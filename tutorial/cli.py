@@ -132,7 +132,8 @@ add_chapter_command(
         3,
         "permissions check --chapter 3 'shell(ls)'",
         "Chapter {n} has no permission policy; use chapter 3 or later",
-        "What the policy decides for 'TOOL(ARGUMENT)', and why; nothing runs.",
+        "What the policy decides for 'TOOL(ARGUMENT)', and why; the call never runs "
+        "(from chapter 4 on, its PreToolUse hooks do, unless --no-hooks).",
     ),
 )
 add_chapter_command(

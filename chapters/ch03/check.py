@@ -1,27 +1,61 @@
-"""`python -m tutorial permissions check --chapter N 'TOOL(ARGUMENT)'`: decide, run nothing.
+"""`python -m tutorial permissions check --chapter N 'TOOL(ARGUMENT)'`: decide, never run the call.
 
 The policy is loaded exactly as the chapter's agent loads it (settings files,
 then the flags) and asked about one call. For a path outside the workspace
 it also says what happens next: the policy may allow a read, and the
 workspace boundary still refuses it.
+
+A chapter whose runs hear more than the policy before a call (programs of the
+user's, say) passes an `Adviser`: it may add flags of its own, hears the call
+before the policy decides, and says in the output what it did. Without one,
+the check prints what this chapter's policy decides, and nothing else.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 import click
 
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.options import policy_from_options, policy_options
+from chapters.ch03.policy import Call, Policy
 from chapters.ch03.rules import Rule, RuleError
 from shared.cli import FriendlyCommand, working_directory
 from shared.decisions import Decision
 from shared.tools import ToolRegistry
 
+CHECK_CALL_ID = "permissions_check"  # the call the check asks about has no tool_call id of its own
 
-def make_check_command(chapter_tools: Callable[[Workspace], ToolRegistry]) -> click.Command:
+
+@dataclass(frozen=True)
+class Advice:
+    """What an adviser adds to a check: the policy to decide with, and what to say."""
+
+    policy: Policy  # the check's policy, or one with the adviser's layers in it
+    lines: Sequence[str] = ()  # printed after the decision, each on a line of its own
+
+
+class Adviser(Protocol):
+    """Whatever a chapter's runs hear before its policy decides, heard by the check too."""
+
+    def options(self) -> Sequence[click.Option]:
+        """The adviser's own flags; their values arrive in `advise`'s `flags`, by name."""
+        ...
+
+    def advise(
+        self, policy: Policy, call: Call, arguments: Mapping[str, Any], flags: Mapping[str, Any]
+    ) -> Advice:
+        """Hear `call` (its key argument in `arguments`) before `policy` decides."""
+        ...
+
+
+def make_check_command(
+    chapter_tools: Callable[[Workspace], ToolRegistry], adviser: Adviser | None = None
+) -> click.Command:
     """`permissions check` for a chapter whose tools are `chapter_tools(workspace)`."""
 
     @click.command(name="check", cls=FriendlyCommand)
@@ -33,8 +67,9 @@ def make_check_command(chapter_tools: Callable[[Workspace], ToolRegistry]) -> cl
         mode: str | None,
         allow: tuple[str, ...],
         deny: tuple[str, ...],
+        **flags: Any,
     ) -> None:
-        """Print what the policy decides for a call, and why, without running anything.
+        """Print what the policy decides for a call, and why, without running the call.
 
         \b
           check 'shell(git push origin main)'
@@ -50,8 +85,9 @@ def make_check_command(chapter_tools: Callable[[Workspace], ToolRegistry]) -> cl
         tool = tools.get(parsed.tool)
         assert tool is not None  # Rule.parse accepted only known tools
         arguments = {tool.key.name: parsed.spec} if tool.key and parsed.spec is not None else {}
-        call = policy.call(tool, arguments)
-        verdict = policy.decide(call)
+        call = policy.call(tool, arguments, CHECK_CALL_ID)
+        advice = adviser.advise(policy, call, arguments, flags) if adviser else Advice(policy)
+        verdict = advice.policy.decide(call)
         click.echo(f"{verdict.decision}: {call.shown}")
         click.echo(f"  because: {verdict.source}")
         click.echo(f"  mode: {policy.mode}")
@@ -59,5 +95,9 @@ def make_check_command(chapter_tools: Callable[[Workspace], ToolRegistry]) -> cl
             click.echo(
                 f"  then: the workspace boundary refuses it ({call.outside}); it would not run"
             )
+        for line in advice.lines:
+            click.echo(f"  {line}")
 
+    if adviser is not None:
+        check_command.params.extend(adviser.options())
     return check_command

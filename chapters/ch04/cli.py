@@ -18,6 +18,7 @@ from chapters.ch03.audit import AUDIT_FILE, AuditLog
 from chapters.ch03.check import make_check_command
 from chapters.ch03.options import policy_from_options, policy_options
 from chapters.ch04.agent import build_agent
+from chapters.ch04.check_hooks import PreToolUseAdviser
 from chapters.ch04.demo import DEMO_PROMPT, demo_model, make_demo_workspace
 from chapters.ch04.hooks import Hooks
 from chapters.ch04.settings import load_hooks
@@ -72,7 +73,7 @@ def command(
     run_session(session, prompt=prompt, trace=trace, demo=demo)
 
 
-check_command = make_check_command(make_tools)
+check_command = make_check_command(make_tools, PreToolUseAdviser())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

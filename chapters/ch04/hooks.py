@@ -15,10 +15,10 @@ receives an event as JSON and answers with the same four decisions as chapter
 The command may name the call's arguments as placeholders, `ruff format {path}`.
 Each value is quoted for the place it stands in (bare, '...' or "..."), a `path`
 starting with `-` becomes `./-...`, and a placeholder where no quoting can keep a
-value literal (inside `$(...)`, backticks, arithmetic, `[[`, a here-doc, after an
-escape) fails the hook
-instead of running it: see `fill_placeholders`. stdin carries every value as
-JSON, which needs no quoting at all.
+value literal (inside `$(...)`, backticks, arithmetic, `[[`, a here-doc, a
+comment, after an escape) fails the hook instead of running it, as does a value
+with a line break where it would stand unquoted: see `fill_placeholders`. stdin
+carries every value as JSON, which needs no quoting at all.
 
 A failed hook never lets a call through silently: for PreToolUse and
 UserPromptSubmit it blocks, for Stop it refuses the stop, for PostToolUse the
@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -180,24 +180,30 @@ def read_reply(outcome: CommandOutcome, timeout: float) -> HookReply:
 
 
 class PlaceholderError(ValueError):
-    """A placeholder stands where no quoting keeps its value literal; the hook fails."""
+    """A placeholder cannot be filled with its value kept literal; the hook fails."""
 
-    def __init__(self, name: str, where: str) -> None:
+    def __init__(self, name: str, where: str, problem: str = "") -> None:
         super().__init__(
-            f"{{{name}}} stands {where}, where no quoting keeps a value literal; move it out, "
-            "or read the event from stdin instead"
+            problem
+            or f"{{{name}}} stands {where}, where no quoting keeps a value literal; move it "
+            "out, or read the event from stdin instead"
         )
         self.name = name
 
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
+_PLACEHOLDER_NOT_VARIABLE = re.compile(r"(?<!\$)\{(\w+)\}")  # `${name}` is the shell's
 # Where a value cannot be quoted: it would be read as code (command substitution,
-# arithmetic, `[[`, ANSI-C quoting) or by other rules (a here-doc body). A placeholder
-# of the call at or after such a point is refused, not filled.
+# arithmetic, `[[`, ANSI-C quoting) or by other rules (a here-doc body, a comment,
+# which a line break in a value ends). A placeholder of the call at or after such a
+# point is refused, not filled.
 _BASH_UNQUOTABLE = ("$(", "`", "$[", "$'", "((", "[[", "<<")
 _BASH_UNQUOTABLE_IN_DOUBLE = ("$(", "`", "$[")
 _POWERSHELL_UNQUOTABLE = ("$(", "@(", "@'", '@"')  # subexpressions, here-strings
 _POWERSHELL_UNQUOTABLE_IN_DOUBLE = ("$(",)
+# bash starts a comment at a `#` that begins a word: after one of these (or at the start).
+# PowerShell's rules differ (`<#` comments too): there any unquoted `#` counts.
+_WORD_ENDS = frozenset(" \t\r\n;&|()<>")
 
 
 def fill_placeholders(
@@ -210,11 +216,16 @@ def fill_placeholders(
     touch. So the command is read as the shell reads it, and each value is quoted
     for the place its placeholder stands in: bare, inside '...' or inside "...".
     A placeholder that stands where no quoting helps (inside `$(...)`, backticks,
-    arithmetic, `[[`, a here-doc, after an escape) raises `PlaceholderError`, and
-    the hook fails (which blocks). `${name}` is the shell's own variable, left as
-    written. A `path` that starts with `-` is passed as `./-...`, so it cannot
-    become an option. What quoting cannot do: stop a program from treating its
-    argument as code (`eval`, `sh -c {command}`); read such values from stdin.
+    arithmetic, `[[`, a here-doc, after an escape, or in a comment, which a line
+    break in the value would end: `# for {path}` ran the path's second line)
+    raises `PlaceholderError`, and the hook fails (which blocks). So does a value
+    holding a line break where its placeholder stands unquoted: quoted, the break
+    would be literal, but a break is what ends a command or a comment, so it is
+    never passed where a misread place could let it act. `${name}` is the
+    shell's own variable, left as written. A `path` that starts with `-` is
+    passed as `./-...`, so it cannot become an option. What quoting cannot do:
+    stop a program from treating its argument as code (`eval`, `sh -c {command}`);
+    read such values from stdin.
     """
     singles, doubles = (
         ("'\u2018\u2019\u201a\u201b", '"\u201c\u201d\u201e') if windows else ("'", '"')
@@ -229,7 +240,10 @@ def fill_placeholders(
     while i < len(command):
         placeholder = _PLACEHOLDER.match(command, i)
         if placeholder and placeholder[1] in values:
-            out.append(_quoted(_value(placeholder[1], values), quote, windows=windows))
+            value = _value(placeholder[1], values)
+            if not quote and ("\n" in value or "\r" in value):
+                raise PlaceholderError(placeholder[1], "", _bare_line_break(placeholder[1]))
+            out.append(_quoted(value, quote, windows=windows))
             i = placeholder.end()
             continue
         char, closing, after = (
@@ -263,6 +277,10 @@ def fill_placeholders(
             out.append(command[i:end])
             i = end
             continue
+        if not quote and char == "#" and (windows or i == 0 or command[i - 1] in _WORD_ENDS):
+            _refuse_placeholders(command[i:], values, "in a comment (after #)")
+            out.append(command[i:])  # the comment ends at a line break: a value would end it
+            break
         if quote == "double":
             quote = "" if char in doubles else quote
         elif char in singles:
@@ -272,6 +290,32 @@ def fill_placeholders(
         out.append(char)
         i += 1
     return "".join(out)
+
+
+def check_placeholders(command: str, *, windows: bool = IS_WINDOWS) -> None:
+    """Raise `PlaceholderError` if any `{name}` stands where no value could be filled.
+
+    Why before any call: such a hook would fail, and block, every call whose
+    arguments fill it; a settings file that says so at load is the kinder error.
+    Every `{name}` counts here, as if every tool had an argument of that name.
+    """
+    fill_placeholders(command, _EveryName(), windows=windows)
+
+
+class _EveryName(Mapping[str, str]):
+    """Values for `check_placeholders`: every name is an argument, each value a plain word."""
+
+    def __getitem__(self, name: str) -> str:
+        return "x"
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
 
 
 def _value(name: str, values: Mapping[str, Any]) -> str:
@@ -293,8 +337,16 @@ def _quoted(value: str, quote: str, *, windows: bool) -> str:
     return shlex.quote(value)
 
 
+def _bare_line_break(name: str) -> str:
+    return (
+        f"{{{name}}} stands unquoted and its value holds a line break, which ends a command "
+        f"or a comment, so it is passed only inside quotes; write '{{{name}}}' or "
+        f'"{{{name}}}", or read the event from stdin instead'
+    )
+
+
 def _refuse_placeholders(rest: str, values: Mapping[str, Any], where: str) -> None:
-    for match in _PLACEHOLDER.finditer(rest):
+    for match in _PLACEHOLDER_NOT_VARIABLE.finditer(rest):
         if match[1] in values:
             raise PlaceholderError(match[1], where)
 

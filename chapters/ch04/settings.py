@@ -9,7 +9,9 @@ The project's hooks run before yours (`~/.tutorial/settings.json`), each list in
 its written order. `matcher` is a regular expression that must match the whole
 tool name; without one a hook sees every tool. `name` (optional) is how messages
 and the audit call the hook; by default, its command. A malformed `hooks` section stops
-the run before any request (exit 2), like a malformed `permissions` section.
+the run before any request (exit 2), like a malformed `permissions` section; so
+does a tool hook's placeholder that stands where no value could be filled (in a
+comment, inside `$(...)`: see `fill_placeholders`).
 """
 
 from __future__ import annotations
@@ -21,9 +23,17 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.settings import PROJECT_SETTINGS, USER_SETTINGS, distinct_files, read_settings
-from chapters.ch04.hooks import Hook, HookEvent, command_hook
+from chapters.ch04.hooks import (
+    Hook,
+    HookEvent,
+    PlaceholderError,
+    check_placeholders,
+    command_hook,
+)
+from shared.errors import ConfigError
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
+_TOOL_EVENTS = (HookEvent.PRE_TOOL_USE, HookEvent.POST_TOOL_USE)
 
 
 class HookSetting(BaseModel):
@@ -60,7 +70,9 @@ def load_hooks(workspace: Workspace, home: Path) -> list[Hook]:
     ]
     for path, shown in distinct_files(sources):
         for event, settings in read_settings(path, shown, HooksFile).hooks.items():
-            for setting in settings:
+            for index, setting in enumerate(settings):
+                if event in _TOOL_EVENTS:  # only a tool call's arguments fill placeholders
+                    _check_placeholders(setting, f"{shown}: hooks.{event}.{index}.command")
                 matcher = (
                     re.compile(setting.matcher) if setting.matcher not in (None, "", "*") else None
                 )
@@ -75,3 +87,11 @@ def load_hooks(workspace: Workspace, home: Path) -> list[Hook]:
                     )
                 )
     return hooks
+
+
+def _check_placeholders(setting: HookSetting, where: str) -> None:
+    try:
+        check_placeholders(setting.command)
+    except PlaceholderError as error:
+        hook = setting.name or setting.command
+        raise ConfigError(f"{where}: the hook {hook!r} cannot run: {error}") from None

@@ -19,7 +19,7 @@ from typing import Any
 
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.policy import PASS, Call, Policy, Verdict
-from chapters.ch04.hooks import HookEvent, Hooks
+from chapters.ch04.hooks import HookEvent, HookResult, Hooks
 from shared.calls import PendingCall
 from shared.decisions import Decision
 from shared.tools import PreparedCall, ToolResult
@@ -27,12 +27,21 @@ from shared.tools import PreparedCall, ToolResult
 
 def tool_event(event: HookEvent, workspace: Workspace, prepared: PreparedCall) -> dict[str, Any]:
     """What a tool hook reads on stdin."""
+    return call_event(
+        event, workspace, prepared.tool.name, prepared.arguments.plain, prepared.call.id
+    )
+
+
+def call_event(
+    event: HookEvent, workspace: Workspace, tool: str, arguments: Mapping[str, Any], call_id: str
+) -> dict[str, Any]:
+    """The same, for a call known only by its parts (`permissions check` has no prepared call)."""
     return {
         "event": event,
         "workspace": str(workspace.root),
-        "tool": prepared.tool.name,
-        "input": dict(prepared.arguments.plain),
-        "tool_call_id": prepared.call.id,
+        "tool": tool,
+        "input": dict(arguments),
+        "tool_call_id": call_id,
     }
 
 
@@ -45,16 +54,21 @@ class PreToolUseHooks:
     _said: dict[str, Verdict] = field(default_factory=dict)  # this call's say, by its id
 
     def authorize(self, pending: PendingCall) -> ToolResult | None:
-        self._said.clear()  # calls are authorized one at a time: an older say is never heard
         prepared = pending.prepared
         event = tool_event(HookEvent.PRE_TOOL_USE, self.workspace, prepared)
-        said = self.hooks.run(HookEvent.PRE_TOOL_USE, event, tool=prepared.tool.name)
-        if said.decision is not Decision.PASSTHROUGH:
-            reason = f"PreToolUse hook {said.reason or said.decision}"
-            self._said[prepared.call.id] = Verdict(said.decision, reason)
+        said = self.hear(prepared.call.id, prepared.tool.name, event)
         if said.context:
             pending.notes.append(f"[PreToolUse hook] {said.context}")
         return None
+
+    def hear(self, call_id: str, tool: str, event: Mapping[str, Any]) -> HookResult:
+        """Run the hooks on one call's event and keep their say for the layers of `joined`."""
+        self._said.clear()  # calls are authorized one at a time: an older say is never heard
+        said = self.hooks.run(HookEvent.PRE_TOOL_USE, event, tool=tool)
+        if said.decision is not Decision.PASSTHROUGH:
+            reason = f"PreToolUse hook {said.reason or said.decision}"
+            self._said[call_id] = Verdict(said.decision, reason)
+        return said
 
     def joined(self, policy: Policy) -> Policy:
         """`policy` with the hooks' say in it, where the chapter text places it."""

@@ -24,6 +24,7 @@ from chapters.ch03.asking import TerminalAsker
 from chapters.ch03.audit import AUDIT_FILE, AuditLog
 from chapters.ch03.check import make_check_command
 from chapters.ch03.options import policy_from_options, policy_options
+from chapters.ch04.check_hooks import PreToolUseAdviser
 from chapters.ch04.hooks import Hooks
 from chapters.ch04.settings import load_hooks
 from chapters.ch05.agent import chapter_tools as plan_tools
@@ -199,7 +200,7 @@ def command(
     run_session(session, prompt=prompt, trace=trace, demo=demo)
 
 
-check_command = make_check_command(chapter_tools)
+check_command = make_check_command(chapter_tools, PreToolUseAdviser())
 agents_command = make_agents_command(plan_tools)
 
 
