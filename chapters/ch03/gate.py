@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from chapters.ch01.approve import Refusals, refused_again
 from chapters.ch03.asking import Asker, HumanAnswer
 from chapters.ch03.audit import AuditError, AuditLog
 from chapters.ch03.policy import Call, Policy, Verdict
@@ -24,6 +25,8 @@ from shared.console import Console
 from shared.decisions import Decision
 from shared.tools import PreparedCall, ToolResult
 
+REFUSED_BEFORE = "human: refused earlier in this run, not asked again"
+
 
 @dataclass
 class PermissionGate:
@@ -32,6 +35,7 @@ class PermissionGate:
     audit: AuditLog
     console: Console
     _decided: dict[int, Call] = field(default_factory=dict)  # by pending call (ids may repeat)
+    refused: Refusals = field(default_factory=Refusals)  # chapter 1's: not asked twice
 
     def authorize(self, pending: PendingCall) -> ToolResult | None:
         """Decide, record, maybe ask. None: the call may run; a result: it may not."""
@@ -44,6 +48,11 @@ class PermissionGate:
         if verdict.decision is Decision.DENY:
             return _denied(call, verdict)
         if verdict.decision is Decision.ASK:
+            said = self.refused.get(prepared)
+            if said is not None:  # the human refused this very call already in this run
+                if not self._recorded(prepared, call, Decision.DENY, REFUSED_BEFORE):
+                    return _unrecorded()
+                return refused_again(said)
             tool = prepared.tool
             request = ApprovalRequest(
                 tool_name=tool.name,
@@ -60,6 +69,8 @@ class PermissionGate:
             if not self._recorded(prepared, call, decision, f"human: {answer.how}"):
                 return _unrecorded()
             if not answer.approved:
+                if answer.typed:  # the human's own no (not: no terminal, asking failed)
+                    self.refused.add(prepared, answer.feedback)
                 return _refused(answer.feedback)
         return None
 
