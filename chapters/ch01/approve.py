@@ -15,7 +15,9 @@ was.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from shared.approval import ApprovalRequest, Approver
 from shared.calls import PendingCall
@@ -43,12 +45,12 @@ class Refusals:
 
     said: dict[str, str] = field(default_factory=dict)
 
-    def add(self, prepared: PreparedCall, feedback: str = "") -> None:
-        self.said[_key(prepared)] = feedback
+    def add(self, tool: str, arguments: Mapping[str, Any], feedback: str = "") -> None:
+        self.said[_key(tool, arguments)] = feedback
 
-    def get(self, prepared: PreparedCall) -> str | None:
+    def get(self, tool: str, arguments: Mapping[str, Any]) -> str | None:
         """What the human said when they refused this call; None if they did not refuse it."""
-        return self.said.get(_key(prepared))
+        return self.said.get(_key(tool, arguments))
 
 
 def refused_again(said: str = "") -> ToolResult:
@@ -65,11 +67,12 @@ class AskHuman:
     refused: Refusals = field(default_factory=Refusals)  # this run's refusals
 
     def authorize(self, pending: PendingCall) -> ToolResult | None:
-        if self.refused.get(pending.prepared) is not None:
+        tool, arguments = pending.prepared.tool.name, pending.prepared.arguments.plain
+        if self.refused.get(tool, arguments) is not None:
             return refused_again()
         if is_approved(pending.prepared, self.approver, self.console):
             return None
-        self.refused.add(pending.prepared)
+        self.refused.add(tool, arguments)
         return DENIED
 
 
@@ -91,11 +94,6 @@ def is_approved(prepared: PreparedCall, approver: Approver, console: Console) ->
         return False
 
 
-def _key(prepared: PreparedCall) -> str:
+def _key(tool: str, arguments: Mapping[str, Any]) -> str:
     """The tool and its validated arguments, the same however the model wrote the JSON."""
-    return json.dumps(
-        [prepared.tool.name, prepared.arguments.plain],
-        sort_keys=True,
-        ensure_ascii=False,
-        default=str,
-    )
+    return json.dumps([tool, arguments], sort_keys=True, ensure_ascii=False, default=str)

@@ -25,7 +25,7 @@ from shared.console import Console
 from shared.decisions import Decision
 from shared.tools import PreparedCall, ToolResult
 
-REFUSED_BEFORE = "human: refused earlier in this run, not asked again"
+REFUSED_BEFORE = "refused earlier in this run, not asked again"  # the audit says how
 
 
 @dataclass
@@ -48,11 +48,6 @@ class PermissionGate:
         if verdict.decision is Decision.DENY:
             return _denied(call, verdict)
         if verdict.decision is Decision.ASK:
-            said = self.refused.get(prepared)
-            if said is not None:  # the human refused this very call already in this run
-                if not self._recorded(prepared, call, Decision.DENY, REFUSED_BEFORE):
-                    return _unrecorded()
-                return refused_again(said)
             tool = prepared.tool
             request = ApprovalRequest(
                 tool_name=tool.name,
@@ -69,9 +64,7 @@ class PermissionGate:
             if not self._recorded(prepared, call, decision, f"human: {answer.how}"):
                 return _unrecorded()
             if not answer.approved:
-                if answer.typed:  # the human's own no (not: no terminal, asking failed)
-                    self.refused.add(prepared, answer.feedback)
-                return _refused(answer.feedback)
+                return _refused(answer)
         return None
 
     def finish(self, pending: PendingCall, result: ToolResult, ran: bool) -> ToolResult:
@@ -88,11 +81,18 @@ class PermissionGate:
         return result
 
     def _ask(self, request: ApprovalRequest) -> HumanAnswer:
+        """The human's answer; for a call they refused before in this run, that refusal."""
+        said = self.refused.get(request.tool_name, request.arguments)
+        if said is not None:  # chapter 1's promise: asking again is refused too
+            return HumanAnswer(approved=False, feedback=said, how=REFUSED_BEFORE)
         try:
-            return self.asker.ask(request)
+            answer = self.asker.ask(request)
         except Exception as error:  # asking is a safety check: if it fails, deny
             self.console.error(f"asking failed ({type(error).__name__}: {error}); denied")
             return HumanAnswer(approved=False, how=f"asking failed: {error!r}")
+        if answer.typed and not answer.approved:  # their own no, not "no terminal"
+            self.refused.add(request.tool_name, request.arguments, answer.feedback)
+        return answer
 
     def _recorded(
         self, prepared: PreparedCall, call: Call, decision: Decision, source: str
@@ -123,8 +123,10 @@ def _denied(call: Call, verdict: Verdict) -> ToolResult:
     )
 
 
-def _refused(feedback: str) -> ToolResult:
-    said = f" The human said: {feedback}" if feedback else ""
+def _refused(answer: HumanAnswer) -> ToolResult:
+    if answer.how == REFUSED_BEFORE:
+        return refused_again(answer.feedback)
+    said = f" The human said: {answer.feedback}" if answer.feedback else ""
     return ToolResult.denied(
         f"the human refused this call, so it did not run; asking again will be refused too.{said}",
     )

@@ -152,12 +152,11 @@ class Delegation:
         console = self.parent.console
         console.info(f"子智能体 sub-agent {definition.name}: {args.description}")
         tally = Tally()
-        max_turns = min(definition.max_turns, self.parent.max_turns)  # never more than --max-turns
         child = self.parent.child(
             name=definition.name,
             tools=self.child_tools(definition),
             system_prompt=definition.system_prompt,
-            max_turns=max_turns,
+            max_turns=min(definition.max_turns, self.parent.max_turns),  # never above the parent's
             features=[*self.features(definition), tally],
             console=console.nested(definition.name),
         )
@@ -166,10 +165,7 @@ class Delegation:
         except AgentLimitError as error:
             if error.limit == LIMIT_NAME:  # the family's budget, not the child's: the run ends
                 raise
-            why = f"it used all {error.max_turns} turns its max_turns allows"
-            if max_turns < definition.max_turns:
-                why += f" (its definition says {definition.max_turns}; the parent's caps it)"
-            return _failed(definition, tally, why)
+            return _failed(definition, tally, _out_of_turns(definition, error.max_turns))
         except AgentError as error:
             return _failed(definition, tally, f"{type(error).__name__}: {error}")
         return ToolResult.success(f"{answer.rstrip()}\n\n[sub-agent {definition.name}: {tally}]")
@@ -188,6 +184,14 @@ def _failed(definition: AgentDefinition, tally: Tally, why: str) -> ToolResult:
             600,
         ),
     )
+
+
+def _out_of_turns(definition: AgentDefinition, max_turns: int) -> str:
+    """Why a child stopped: its turns ran out, and whose limit they were."""
+    why = f"it used all {max_turns} turns its max_turns allows"
+    if max_turns < definition.max_turns:
+        why += f" (its definition says {definition.max_turns}; the parent's caps it)"
+    return why
 
 
 def _count(number: int, noun: str) -> str:
