@@ -4,9 +4,13 @@ The approver is an object handed to the loop, never a global `input()` call
 buried in it: the CLI passes a `TerminalApprover`, tests pass a
 `ScriptedApprover` that answers from a list and records what it was asked.
 
-Every doubt resolves to "no": no terminal, end of input, an answer other
-than y/yes. A denied call is reported to the model as data. Ctrl-C at the
-prompt is not an answer: it stops the whole run (exit 130).
+Every doubt resolves to "no": no terminal, end of input. A clear yes (y, yes,
+ok, okay, sure, yes please, 是, 好, 可以, 行, 允许; in any case, with punctuation
+after it) approves; a clear no (Enter alone, n, no, nope, 不, 否, 不行, 不要,
+不可以, 拒绝, or a line starting with one of them) refuses; anything else is
+asked again, and after three answers that are neither, the call is refused. A
+denied call is reported to the model as data. Ctrl-C at the prompt is not an
+answer: it stops the whole run (exit 130).
 
 The question is asked where the person is. When stderr is redirected (say
 `--trace 2>trace.log`) but stdin is a terminal, the panel and the prompt go
@@ -16,8 +20,9 @@ approve, so the call is denied as without a terminal.
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
@@ -29,7 +34,36 @@ HIDDEN_PROMPT_NOTICE = (
     "stderr is not a terminal and there is no controlling terminal to ask on, "
     "so nobody could see the call: denied."
 )
-YES_ANSWERS = frozenset({"y", "yes"})
+YES_ANSWERS = frozenset(
+    {"y", "yes", "ok", "okay", "sure", "yes please", "是", "好", "可以", "行", "允许"}
+)
+NO_ANSWERS = frozenset({"", "n", "no", "nope", "不", "否", "不行", "不要", "不可以", "拒绝"})
+MAX_UNCLEAR_ANSWERS = 3  # answers that are neither yes nor no; then the call is refused
+APPROVAL_HINT = "请回答 y（允许）或 n（拒绝）；yes、ok、好、可以 也算允许。"
+_PUNCTUATION = re.compile(r"[\W_]+")  # any run of what is not a letter or a digit
+_FIRST_WORD = re.compile(r"\s*(\w*)[\W_]*(.*)", re.S)
+
+
+def normalized(answer: str) -> str:
+    """An answer as it is compared: lower case, punctuation and extra spaces gone."""
+    return " ".join(_PUNCTUATION.sub(" ", answer.lower()).split())
+
+
+def first_word(answer: str) -> tuple[str, str]:
+    """The answer's first word, normalized, and the rest as it was typed: `n use X`."""
+    found = _FIRST_WORD.match(answer.strip())
+    assert found is not None  # the pattern matches any text
+    return found[1].lower(), found[2].strip()
+
+
+def yes_or_no(answer: str) -> bool | None:
+    """True for a clear yes, False for a clear no, None for an answer that is neither."""
+    said = normalized(answer)
+    if said in YES_ANSWERS:
+        return True
+    if said in NO_ANSWERS or first_word(answer)[0] in NO_ANSWERS - {""}:
+        return False
+    return None
 
 
 @dataclass(frozen=True)
@@ -46,7 +80,7 @@ class Approver(Protocol):
 
 
 class TerminalApprover:
-    """Shows the request and asks `允许本次调用? [y/N]`; only y/yes approves."""
+    """Shows the request and asks `允许本次调用? [y/N]`; a clear yes approves."""
 
     def __init__(
         self,
@@ -71,18 +105,31 @@ class TerminalApprover:
         self.interactive = interactive
 
     def approve(self, request: ApprovalRequest) -> bool:
-        answer = self.answer(request, APPROVAL_PROMPT)
-        approved = answer is not None and answer.strip().lower() in YES_ANSWERS
+        def understood(answer: str) -> bool:
+            return yes_or_no(answer) is not None
+
+        answer = self.answer(request, APPROVAL_PROMPT, understood=understood)
+        approved = answer is not None and yes_or_no(answer) is True
         if answer is not None and not approved:
             self.asking.notice("已拒绝 denied.")
         return approved
 
-    def answer(self, request: ApprovalRequest, prompt: str) -> str | None:
-        """Show the request, ask `prompt`, read one line; None when nobody can answer.
+    def answer(
+        self,
+        request: ApprovalRequest,
+        prompt: str,
+        *,
+        understood: Callable[[str], bool] | None = None,
+        hint: str = APPROVAL_HINT,
+    ) -> str | None:
+        """Show the request, ask `prompt`, read a line; None when nobody can answer.
 
-        Nobody can answer without a terminal or at end of input. Ctrl-C is not
-        an answer: `KeyboardInterrupt` goes on up and ends the run. Other
-        questions (`[y/a/N]`, say) are asked through this same method.
+        A line that `understood` does not accept is asked about again, with
+        `hint`, up to `MAX_UNCLEAR_ANSWERS` lines in all; then the last one is
+        returned, for the caller to read as the refusal it is. Nobody can answer
+        without a terminal or at end of input. Ctrl-C is not an answer:
+        `KeyboardInterrupt` goes on up and ends the run. Other questions
+        (`[y/a/N]`, say) are asked through this same method.
         """
         if self.hidden:
             self.console.notice(HIDDEN_PROMPT_NOTICE)
@@ -93,11 +140,22 @@ class TerminalApprover:
         if not self.interactive:
             self.asking.notice(NO_TTY_NOTICE)
             return None
-        try:
-            return self.asking.ask(prompt, self.stdin)
-        except EOFError:
-            self.asking.notice("\n已拒绝 (no answer).")
-            return None
+        line = ""
+        for asked in range(1, MAX_UNCLEAR_ANSWERS + 1):
+            try:
+                line = self.asking.ask(prompt, self.stdin)
+            except EOFError:
+                self.asking.notice("\n已拒绝 (no answer).")
+                return None
+            if understood is None or understood(line):
+                return line
+            left = MAX_UNCLEAR_ANSWERS - asked
+            if left:
+                self.asking.notice(
+                    f"没听懂「{line.strip()}」。{hint}（再有 {left} 次听不懂就拒绝）"
+                )
+        self.asking.notice(f"{MAX_UNCLEAR_ANSWERS} 次都没听懂，按拒绝处理。")
+        return line
 
 
 @dataclass

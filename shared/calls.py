@@ -9,22 +9,25 @@
                model sees (a hook's note, an audit record of the outcome).
 
 Whatever happens, every call gets exactly one result, in call order, unless the
-run itself ends (Ctrl-C, a run-wide limit); the console shows each one. A chapter
-changes step 4 by listing authorizers and finishers in its composition module.
+run itself ends (Ctrl-C, a run-wide limit); the console shows each one, and on a
+terminal shows a program running while it runs. A chapter changes step 4 by
+listing authorizers and finishers in its composition module.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from shared.errors import AgentLimitError
 from shared.messages import ToolCall
-from shared.tools import PreparedCall, ToolResult, ToolSnapshot
+from shared.tools import PreparedCall, SideEffect, ToolResult, ToolSnapshot
 
 if TYPE_CHECKING:
     from shared.agent import Run
+    from shared.console import Console
 
 
 @dataclass
@@ -71,7 +74,11 @@ class CallPipeline:
         else:
             refused = self.authorize_call(prepared)
             ran = refused is None
-            result = self.execute_call(prepared) if refused is None else refused
+            if refused is None:
+                with _shown_running(prepared.prepared, run.agent.console):
+                    result = self.execute_call(prepared)
+            else:
+                result = refused
             result = self.finish_call(prepared, result, ran)
         run.agent.console.tool_result(call.function.name, result.keyword, result.content)
         return result
@@ -107,3 +114,14 @@ class CallPipeline:
         for finisher in self.finish:
             result = finisher.finish(pending, result, ran)
         return result.with_notes(pending.notes)
+
+
+def _shown_running(prepared: PreparedCall, console: Console) -> AbstractContextManager[None]:
+    """A program that runs may take a while: the console shows it running (on a terminal)."""
+    if prepared.tool.side_effect is not SideEffect.EXECUTE:
+        return nullcontext()
+    key = prepared.tool.key
+    value = prepared.arguments.plain.get(key.name) if key is not None else None
+    lines = str(value or "").strip().splitlines()
+    what = lines[0] if lines else prepared.tool.name  # a command's first line, say
+    return console.running(what if len(what) <= 80 else what[:79] + "…")

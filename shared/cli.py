@@ -33,8 +33,17 @@ MISSING_PROMPT = (
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}  # -h works at every level
 
 
-def common_options(default_max_turns: int) -> Callable[[F], F]:
-    """--prompt, --max-turns, --trace, --demo: the options every chapter has."""
+MAX_TURNS_HELP = "How many model requests the loop may make."
+
+
+def common_options(
+    default_max_turns: int, max_turns_help: str = MAX_TURNS_HELP
+) -> Callable[[F], F]:
+    """--prompt, --max-turns, --trace, --demo: the options every chapter has.
+
+    A chapter whose runs hold more than one loop says in `max_turns_help` which
+    loops the limit bounds.
+    """
 
     def decorate(function: F) -> F:
         for option in reversed(
@@ -45,7 +54,7 @@ def common_options(default_max_turns: int) -> Callable[[F], F]:
                     type=click.IntRange(min=1),
                     default=default_max_turns,
                     show_default=True,
-                    help="How many model requests the loop may make.",
+                    help=max_turns_help,
                 ),
                 click.option(
                     "--trace", is_flag=True, help="Print each request and response as JSON."

@@ -9,6 +9,11 @@ lines, which is also what the tests read.
 An agent started inside another agent's run prints through `nested(label)`: the
 same streams, its lines indented under the outer agent's, its spinner and its
 trace titles starting with the label, so a reader can tell whose work a line is.
+
+On a terminal a wait says how long it has lasted: the spinner while the model
+thinks ends with the seconds waited, and an approved command gets a spinner of
+its own while it runs. Plain output shows no time: two runs of the same script
+print the same lines, and the generated texts do not change from run to run.
 """
 
 from __future__ import annotations
@@ -16,13 +21,14 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:  # rich is imported lazily: `--help` and config errors stay fast
     from rich.console import Console as RichConsole
-    from rich.console import RenderableType
+    from rich.console import ConsoleOptions, RenderableType, RenderResult
 
     from shared.errors import ProviderError
 
@@ -51,6 +57,7 @@ class Console:
         self._rich_err: RichConsole | None = None
         self._rich_out: RichConsole | None = None
         self._in_view: list[Callable[[], RenderableType | None]] = []
+        self.timer: Callable[[], float] = time.monotonic  # what a spinner's seconds are read from
 
     def nested(self, label: str) -> Console:
         """The console of an agent started inside this one's run (by a tool call, say).
@@ -65,6 +72,7 @@ class Console:
         inner.indent = self.indent + NESTED_INDENT
         inner._rich_err, inner._rich_out = self._rich_err, self._rich_out
         inner._in_view = self._in_view  # the same list: what the outer agent keeps in view
+        inner.timer = self.timer
         return inner
 
     def _labelled(self, title: str) -> str:
@@ -74,7 +82,8 @@ class Console:
 
     @contextmanager
     def waiting(self, what: str) -> Iterator[None]:
-        """A spinner on stderr while the model thinks; one plain line otherwise.
+        """A spinner on stderr while the model thinks, with the seconds waited; one plain
+        line otherwise.
 
         What `keep_in_view` was given is drawn under the spinner, and
         disappears with it when the model answers.
@@ -86,13 +95,28 @@ class Console:
             return
         from rich.console import Group
         from rich.live import Live
-        from rich.spinner import Spinner
 
         shown = [render() for render in self._in_view]
         below = [item for item in shown if item is not None]
-        spinner = Spinner("dots", text=self.indent + what)
+        spinner = Ticking(self.indent + what, self.timer)
         group = Group(spinner, *below) if below else spinner
         with Live(group, console=self._err(), transient=True, refresh_per_second=12.5):
+            yield
+
+    @contextmanager
+    def running(self, what: str) -> Iterator[None]:
+        """On a terminal, a spinner with the seconds taken while `what` (a command) runs.
+
+        Plain output prints nothing here: the result, printed when the command
+        ends, says what ran.
+        """
+        if not self.fancy:
+            yield
+            return
+        from rich.live import Live
+
+        spinner = Ticking(f"{self.indent}运行中 running: {what}", self.timer)
+        with Live(spinner, console=self._err(), transient=True, refresh_per_second=4):
             yield
 
     def keep_in_view(self, render: Callable[[], RenderableType | None]) -> None:
@@ -281,6 +305,37 @@ class Console:
 
             self._rich_out = RichConsole(file=self.out)
         return self._rich_out
+
+
+class Ticking:
+    """A spinner whose text ends with the time since it started: `… (turn 2) · 12s`.
+
+    The live display draws it again at every refresh, so the time counts up by
+    itself; `timer` is read each time (a test moves it by hand).
+    """
+
+    def __init__(self, what: str, timer: Callable[[], float]) -> None:
+        self.what = what
+        self.timer = timer
+        self.started = timer()
+        self._spinner: Any = None  # made at the first drawing: rich is imported lazily
+
+    def text(self) -> str:
+        return f"{self.what} · {waited(self.timer() - self.started)}"
+
+    def __rich_console__(self, console: RichConsole, options: ConsoleOptions) -> RenderResult:
+        from rich.spinner import Spinner
+
+        if self._spinner is None:
+            self._spinner = Spinner("dots")
+        self._spinner.update(text=self.text())
+        yield self._spinner
+
+
+def waited(seconds: float) -> str:
+    """A time waited as a spinner shows it: `7s`, then `1m05s` from a minute on."""
+    whole = max(0, int(seconds))
+    return f"{whole}s" if whole < 60 else f"{whole // 60}m{whole % 60:02d}s"
 
 
 def _cut(line: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from chapters.ch01.approve import Refusals, refused_again
 from chapters.ch03.asking import Asker, HumanAnswer
 from chapters.ch03.audit import AuditError, AuditLog
 from chapters.ch03.policy import Call, Policy, Verdict
@@ -24,6 +25,8 @@ from shared.console import Console
 from shared.decisions import Decision
 from shared.tools import PreparedCall, ToolResult
 
+REFUSED_BEFORE = "refused earlier in this run, not asked again"  # the audit says how
+
 
 @dataclass
 class PermissionGate:
@@ -32,6 +35,7 @@ class PermissionGate:
     audit: AuditLog
     console: Console
     _decided: dict[int, Call] = field(default_factory=dict)  # by pending call (ids may repeat)
+    refused: Refusals = field(default_factory=Refusals)  # chapter 1's: not asked twice
 
     def authorize(self, pending: PendingCall) -> ToolResult | None:
         """Decide, record, maybe ask. None: the call may run; a result: it may not."""
@@ -60,7 +64,7 @@ class PermissionGate:
             if not self._recorded(prepared, call, decision, f"human: {answer.how}"):
                 return _unrecorded()
             if not answer.approved:
-                return _refused(answer.feedback)
+                return _refused(answer)
         return None
 
     def finish(self, pending: PendingCall, result: ToolResult, ran: bool) -> ToolResult:
@@ -77,11 +81,18 @@ class PermissionGate:
         return result
 
     def _ask(self, request: ApprovalRequest) -> HumanAnswer:
+        """The human's answer; for a call they refused before in this run, that refusal."""
+        said = self.refused.get(request.tool_name, request.arguments)
+        if said is not None:  # chapter 1's promise: asking again is refused too
+            return HumanAnswer(approved=False, feedback=said, how=REFUSED_BEFORE)
         try:
-            return self.asker.ask(request)
+            answer = self.asker.ask(request)
         except Exception as error:  # asking is a safety check: if it fails, deny
             self.console.error(f"asking failed ({type(error).__name__}: {error}); denied")
             return HumanAnswer(approved=False, how=f"asking failed: {error!r}")
+        if answer.typed and not answer.approved:  # their own no, not "no terminal"
+            self.refused.add(request.tool_name, request.arguments, answer.feedback)
+        return answer
 
     def _recorded(
         self, prepared: PreparedCall, call: Call, decision: Decision, source: str
@@ -112,8 +123,10 @@ def _denied(call: Call, verdict: Verdict) -> ToolResult:
     )
 
 
-def _refused(feedback: str) -> ToolResult:
-    said = f" The human said: {feedback}" if feedback else ""
+def _refused(answer: HumanAnswer) -> ToolResult:
+    if answer.how == REFUSED_BEFORE:
+        return refused_again(answer.feedback)
+    said = f" The human said: {answer.feedback}" if answer.feedback else ""
     return ToolResult.denied(
         f"the human refused this call, so it did not run; asking again will be refused too.{said}",
     )

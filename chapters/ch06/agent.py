@@ -5,9 +5,9 @@
     features  one request budget for the agent and all its children, first
               (chapters/ch06/budget.py); then chapter 5's, the Stop event naming the agent
     children  `AgentSpec.child`: the same model and call pipeline (policy, hooks, audit,
-              human); their own history, max_turns and a fresh set of chapter 5's tools
-              cut to their definition, never task; the budget and the Stop hooks; the
-              console nested under the parent's
+              human); their own history, max_turns (never more than the parent's) and a
+              fresh set of chapter 5's tools cut to their definition, never task; the
+              budget and the Stop hooks; the console nested under the parent's
     prompt    chapter 5's, plus when to hand a side task to a sub-agent (chapters/ch06/prompt.py)
 
 Extends: chapters/ch05/agent.py

@@ -27,6 +27,7 @@ from chapters.ch06.budget import MAX_REQUESTS
 from chapters.ch06.definitions import load_agents
 from chapters.ch06.demo import DEMO_PROMPT, demo_model, make_demo_workspace
 from chapters.ch06.listing import make_agents_command
+from chapters.ch06.task import MAX_TURNS_HELP
 from shared.agent import DEFAULT_MAX_TURNS
 from shared.cli import FriendlyCommand, Session, common_options, require_prompt, run_session
 from shared.completion import ModelClient
@@ -40,7 +41,7 @@ PROG_NAME = "python -m chapters.ch06"
     cls=FriendlyCommand,
     help="Chapter 6: the task tool runs a sub-agent in a fresh context; only its answer returns.",
 )
-@common_options(default_max_turns=DEFAULT_MAX_TURNS)
+@common_options(default_max_turns=DEFAULT_MAX_TURNS, max_turns_help=MAX_TURNS_HELP)
 @policy_options
 @click.option(
     "--remind-after",

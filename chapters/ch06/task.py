@@ -9,8 +9,17 @@ The child is a second run of the one loop (chapters/ch01/loop.py), built with
     its own                   a history that starts with its system prompt and the
                               task's prompt; a fresh set of tools cut to its
                               definition (its own read ledger, its own plan); its
-                              max_turns; a nested console
+                              max_turns, capped by the parent's; a nested console
     never                     the task tool: sub-agents do not start sub-agents
+
+What bounds a child: its turns, at most its definition's max_turns and never more
+than the parent's (`--max-turns`), so no agent of the run takes more turns than
+the user allowed; and the request budget the whole family shares (`--max-requests`,
+chapters/ch06/budget.py). The cap is the parent's max_turns, not the turns it has
+left: a child's turns are not the parent's (the child's requests count against
+the budget, not against the parent's turns), and a limit that shrank as the parent
+went on would give the same task a different bound depending on when it was
+started, which nobody could predict. The budget already bounds the family's total.
 
 The parent gets exactly one tool message for the call: the child's answer and
 one line on what it used, or `subagent_failed: ...` in one line when the child
@@ -42,6 +51,11 @@ from shared.tools import (
 )
 
 FAILED = "subagent_failed"
+MAX_TURNS_HELP = (
+    "How many model requests each agent may make: the main agent, and each sub-agent too "
+    "(its definition's max_turns, but never more than this). --max-requests bounds them "
+    "all together."
+)
 
 
 class TaskArgs(BaseModel):
@@ -142,7 +156,7 @@ class Delegation:
             name=definition.name,
             tools=self.child_tools(definition),
             system_prompt=definition.system_prompt,
-            max_turns=definition.max_turns,
+            max_turns=min(definition.max_turns, self.parent.max_turns),  # never above the parent's
             features=[*self.features(definition), tally],
             console=console.nested(definition.name),
         )
@@ -151,9 +165,7 @@ class Delegation:
         except AgentLimitError as error:
             if error.limit == LIMIT_NAME:  # the family's budget, not the child's: the run ends
                 raise
-            return _failed(
-                definition, tally, f"it used all {error.max_turns} turns its max_turns allows"
-            )
+            return _failed(definition, tally, _out_of_turns(definition, error.max_turns))
         except AgentError as error:
             return _failed(definition, tally, f"{type(error).__name__}: {error}")
         return ToolResult.success(f"{answer.rstrip()}\n\n[sub-agent {definition.name}: {tally}]")
@@ -172,6 +184,14 @@ def _failed(definition: AgentDefinition, tally: Tally, why: str) -> ToolResult:
             600,
         ),
     )
+
+
+def _out_of_turns(definition: AgentDefinition, max_turns: int) -> str:
+    """Why a child stopped: its turns ran out, and whose limit they were."""
+    why = f"it used all {max_turns} turns its max_turns allows"
+    if max_turns < definition.max_turns:
+        why += f" (its definition says {definition.max_turns}; the parent's caps it)"
+    return why
 
 
 def _count(number: int, noun: str) -> str:

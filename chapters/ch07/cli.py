@@ -24,6 +24,7 @@ from chapters.ch05.todo import REMIND_AFTER, TodoPlan
 from chapters.ch06.budget import MAX_REQUESTS
 from chapters.ch06.definitions import load_agents
 from chapters.ch06.listing import make_agents_command
+from chapters.ch06.task import MAX_TURNS_HELP
 from chapters.ch07.agent import build_agent, chapter_tools
 from chapters.ch07.demo import DEMO_PROMPT, demo_model, make_demo_workspace
 from chapters.ch07.parallel import DEFAULT_MAX_PARALLEL
@@ -42,7 +43,7 @@ PROG_NAME = "python -m chapters.ch07"
     cls=FriendlyCommand,
     help="Chapter 7: the reply streams as it arrives; calls that only read run side by side.",
 )
-@common_options(default_max_turns=DEFAULT_MAX_TURNS)
+@common_options(default_max_turns=DEFAULT_MAX_TURNS, max_turns_help=MAX_TURNS_HELP)
 @policy_options
 @click.option(
     "--remind-after",

@@ -65,7 +65,7 @@ class StreamingConsole(Console):
         inner = StreamingConsole(out=self.out, err=self.err, fancy=self.fancy, trace=self.tracing)
         inner.label, inner.indent = shape.label, shape.indent
         inner._rich_err, inner._rich_out = self._rich_err, self._rich_out
-        inner._in_view = self._in_view
+        inner._in_view, inner.timer = self._in_view, self.timer
         return inner
 
     def chunk_received(self, number: int, chunk: Mapping[str, Any]) -> None:

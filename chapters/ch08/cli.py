@@ -32,6 +32,7 @@ from chapters.ch05.todo import REMIND_AFTER, TodoPlan
 from chapters.ch06.budget import MAX_REQUESTS
 from chapters.ch06.definitions import load_agents
 from chapters.ch06.listing import make_agents_command
+from chapters.ch06.task import MAX_TURNS_HELP
 from chapters.ch07.parallel import DEFAULT_MAX_PARALLEL
 from chapters.ch07.stream_console import StreamingConsole
 from chapters.ch08.agent import build_agent, chapter_tools
@@ -64,7 +65,7 @@ MIN_WINDOW = 1_000  # tokens: below this not even the system prompt and the tool
         "context is compacted before it overflows."
     ),
 )
-@common_options(default_max_turns=DEFAULT_MAX_TURNS)
+@common_options(default_max_turns=DEFAULT_MAX_TURNS, max_turns_help=MAX_TURNS_HELP)
 @policy_options
 @click.option(
     "--remind-after",

@@ -34,6 +34,7 @@ from chapters.ch05.todo import REMIND_AFTER, TodoPlan
 from chapters.ch06.budget import MAX_REQUESTS
 from chapters.ch06.definitions import load_agents
 from chapters.ch06.listing import make_agents_command
+from chapters.ch06.task import MAX_TURNS_HELP
 from chapters.ch07.parallel import DEFAULT_MAX_PARALLEL
 from chapters.ch07.stream_console import StreamingConsole
 from chapters.ch08.compaction import DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW
@@ -68,7 +69,7 @@ RESUME_NEEDS_PROMPT = '--resume goes on with a new --prompt: add --prompt "what 
         "memory, environment), and skills load when a task needs them."
     ),
 )
-@common_options(default_max_turns=DEFAULT_MAX_TURNS)
+@common_options(default_max_turns=DEFAULT_MAX_TURNS, max_turns_help=MAX_TURNS_HELP)
 @policy_options
 @click.option(
     "--remind-after",

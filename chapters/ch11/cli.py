@@ -47,6 +47,7 @@ from chapters.ch05.todo import REMIND_AFTER, TodoPlan
 from chapters.ch06.budget import MAX_REQUESTS
 from chapters.ch06.definitions import TASK_TOOL, load_agents
 from chapters.ch06.listing import make_agents_command
+from chapters.ch06.task import MAX_TURNS_HELP
 from chapters.ch07.parallel import DEFAULT_MAX_PARALLEL
 from chapters.ch08.compaction import DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW
 from chapters.ch08.offload import DEFAULT_OFFLOAD_OVER, DEFAULT_SHOWN
@@ -93,7 +94,7 @@ FALLBACK_PREFIX = "OPENAI_FALLBACK_"  # OPENAI_FALLBACK_MODEL, _BASE_URL, _API_K
         "falls back to OPENAI_FALLBACK_MODEL, and notices when it repeats itself."
     ),
 )
-@common_options(default_max_turns=DEFAULT_MAX_TURNS)
+@common_options(default_max_turns=DEFAULT_MAX_TURNS, max_turns_help=MAX_TURNS_HELP)
 @policy_options
 @click.option(
     "--remind-after",

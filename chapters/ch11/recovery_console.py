@@ -80,6 +80,7 @@ class RecoveryConsole(StreamingConsole):
         inner.label, inner.indent = shape.label, shape.indent
         inner._rich_err, inner._rich_out = self._rich_err, self._rich_out
         inner._in_view = self._in_view  # the outer countdown, the plan, the gauge
+        inner.timer = self.timer
         inner._waiting = self._waiting  # so the outer countdown counts this one's waits
         return inner
 

@@ -1,4 +1,5 @@
-"""The approval prompt: three lines, then `允许本次调用? [y/N]`; only y/yes approves."""
+"""The approval prompt: three lines, then `允许本次调用? [y/N]`; a clear yes approves, a clear
+no refuses, anything else is asked again, at most three times in all."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from shared import approval
 from shared.approval import (
     APPROVAL_PROMPT,
     HIDDEN_PROMPT_NOTICE,
+    MAX_UNCLEAR_ANSWERS,
     NO_TTY_NOTICE,
     ApprovalRequest,
     TerminalApprover,
@@ -40,6 +42,61 @@ def test_y_or_yes_approves(answer: str) -> None:
 @pytest.mark.parametrize("answer", ["\n", "n\n", "no\n", "yep\n", "ja\n", "y es\n"])
 def test_anything_else_denies(answer: str) -> None:
     assert ask(answer) is False
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "ok",
+        "OK!",
+        "okay.",
+        "Sure",
+        "yes please",
+        "Yes, please!",
+        "是",
+        "好",
+        "好。",
+        "可以！",
+        "行",
+        "允许",
+        "  y  ",
+    ],
+)
+def test_the_common_yeses_approve(answer: str) -> None:
+    assert ask(answer + "\n") is True
+
+
+@pytest.mark.parametrize(
+    "answer", ["\n", "n\n", "No.\n", "nope\n", "不\n", "不行！\n", "n too risky\n"]
+)
+def test_a_clear_no_denies_at_once_without_asking_again(answer: str) -> None:
+    console = plain_console()
+    stdin = io.StringIO(answer + "y\n")  # a yes that must not be read
+    approver = TerminalApprover(console, stdin=stdin, interactive=True)
+    assert approver.approve(REQUEST) is False
+    assert stdin.read() == "y\n"
+    assert err(console).count(APPROVAL_PROMPT) == 1
+
+
+def test_an_unclear_answer_is_asked_again_and_the_panel_is_not_shown_again() -> None:
+    console = plain_console()
+    assert ask("ok go ahead\ny\n", console) is True
+    text = err(console)
+    assert text.count(APPROVAL_PROMPT) == 2
+    assert text.count("echo 42") == 1
+    assert "没听懂「ok go ahead」" in text and "y（允许）或 n（拒绝）" in text
+
+
+def test_after_three_unclear_answers_the_call_is_refused_and_no_more_is_read() -> None:
+    console = plain_console()
+    stdin = io.StringIO("hmm\nwhat is this\nlater\ny\n")
+    approver = TerminalApprover(console, stdin=stdin, interactive=True)
+    assert approver.approve(REQUEST) is False
+    assert MAX_UNCLEAR_ANSWERS == 3
+    assert stdin.read() == "y\n"
+    text = err(console)
+    assert text.count(APPROVAL_PROMPT) == 3
+    assert "3 次都没听懂，按拒绝处理。" in text
 
 
 def test_shows_tool_reason_and_arguments_then_the_prompt() -> None:

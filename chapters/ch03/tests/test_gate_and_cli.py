@@ -35,7 +35,7 @@ from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
 from chapters.ch03 import demo as demo_module
 from chapters.ch03.agent import build_agent
-from chapters.ch03.asking import HumanAnswer, ScriptedAsker, parse_answer
+from chapters.ch03.asking import UNCLEAR, HumanAnswer, ScriptedAsker, parse_answer
 from chapters.ch03.audit import AUDIT_FILE, AuditLog
 from chapters.ch03.gate import PermissionGate
 from chapters.ch03.policy import Mode, Policy
@@ -976,13 +976,14 @@ def test_a_denied_and_an_allowed_call_over_the_real_sdk(tmp_path: Path) -> None:
         ("n", False, False, ""),
         ("no", False, False, ""),
         ("N\n", False, False, ""),
-        ("nope", False, False, "nope"),  # any other word is a no, and goes to the model
-        ("y please", False, False, "y please"),  # only a bare y approves
-        ("a please", False, False, "a please"),
+        ("nope", False, False, ""),
+        ("ok", True, False, ""),
+        ("Yes please!", True, False, ""),
+        ("好。", True, False, ""),
         ("n use X", False, False, "use X"),
         ("no, stop", False, False, "stop"),
         ("No. use git diff", False, False, "use git diff"),
-        ("stop that", False, False, "stop that"),
+        ("不，用 git diff", False, False, "用 git diff"),
     ],
 )
 def test_typed_answers_parse_to_yes_always_or_no_with_feedback(
@@ -992,3 +993,11 @@ def test_typed_answers_parse_to_yes_always_or_no_with_feedback(
     assert (answer.approved, answer.always, answer.feedback) == (approved, always, feedback)
     if not approved:
         assert answer.how == ("no" + (f": {feedback}" if feedback else ""))
+
+
+@pytest.mark.parametrize("typed", ["y please", "a please", "stop that", "maybe"])
+def test_an_answer_that_is_neither_yes_nor_no_is_unclear_not_a_no_with_text(typed: str) -> None:
+    """Words that are not a clear answer are asked about again (chapters/ch03/asking.py);
+    `n <text>` is the way to say no with words for the model."""
+    answer = parse_answer(typed)
+    assert (answer.approved, answer.feedback, answer.how) == (False, "", UNCLEAR)

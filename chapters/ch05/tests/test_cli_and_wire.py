@@ -119,7 +119,7 @@ def test_in_a_terminal_the_demo_draws_the_plan_under_the_spinner(
     monkeypatch.setattr(chapter_cli, "DEMO_PAUSE", 0.0)  # no waiting in tests
     result = tutorial("run", "--chapter", "5", "--demo")
     assert result.exit_code == 0, result.stderr
-    err = ANSI.sub("", result.stderr)
+    err = re.sub(r" · \d+s\n", "\n", ANSI.sub("", result.stderr))  # the seconds waited
     assert "--- request" not in err and "[todo_write → ok]" not in err  # not the plain output
     assert "(turn 1)\n计划" not in err  # no plan yet while the first request waits
     assert "(turn 2)\n计划 plan: 0 of 3 completed\n  [>] 1. List the Python files\n" in err

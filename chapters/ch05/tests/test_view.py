@@ -43,7 +43,9 @@ def plan_of(*items: Mapping[str, str]) -> TodoPlan:
 
 
 def fancy_console() -> Console:
-    return Console(out=io.StringIO(), err=io.StringIO(), fancy=True)
+    console = Console(out=io.StringIO(), err=io.StringIO(), fancy=True)
+    console.timer = lambda: 0.0  # the spinner's seconds waited: always 0s here
+    return console
 
 
 def visible(text: str) -> str:
@@ -118,7 +120,7 @@ def test_fancy_waiting_draws_the_plan_under_the_spinner() -> None:
     shown = visible(drawn)
     assert "waiting for m (turn 2)" in shown
     assert (
-        "waiting for m (turn 2)\n计划 plan: 0 of 2 completed\n  [>] 1. Read [bold]x[/bold]\n"
+        "waiting for m (turn 2) · 0s\n计划 plan: 0 of 2 completed\n  [>] 1. Read [bold]x[/bold]\n"
         in shown
     )
     assert "  [ ] 2. Write it" in shown

@@ -156,3 +156,15 @@ def test_a_nested_console_streams_too_each_line_indented_under_the_parents() -> 
         "  │ Found it:\n  │ line 18.\n"
         "  │ done\n"
     )
+
+
+def test_on_a_terminal_the_spinner_shows_the_time_waited_until_the_first_piece() -> None:
+    """Chapter 1's spinner with its seconds (shared/console.py), in a nested console too."""
+    now = [100.0]
+    console = StreamingConsole(out=io.StringIO(), err=io.StringIO(), fancy=True)
+    console.timer = lambda: now[0]
+    inner = console.nested("explore")
+    with inner.waiting("waiting"):
+        now[0] += 4
+        inner.text_arrived("Hi.")
+    assert "explore · waiting · 4s" in err_text(console)
