@@ -102,6 +102,8 @@ class StreamingChatModel(OpenAIChatModel):
                 page = self.read_body(_head(bound.read(stream.response.iter_bytes())))
                 raise self.not_json_error(page.decode("utf-8", errors="replace"))
             # The SDK decodes the events from the bytes it reads; they pass the deadline first.
+            # `_decoder` is the SDK's own (openai<4 is pinned): if it moves, the tests of an
+            # endless stream of comments fail instead of a run hanging.
             stream._decoder = _Bounded(stream._decoder, bound)
             try:
                 yield from stream
