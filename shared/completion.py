@@ -8,10 +8,14 @@ provider, so both go through the same parser below.
 The parser is where provider differences are absorbed (see the chapter text,
 "格式差异"): tool calls with finish_reason "stop", `content: ""` beside tool
 calls, arguments sent as an object or as an empty string, extra fields,
-empty or repeated tool-call ids, and 200 responses that carry an error. What a
-provider needs back is kept: `reasoning_content` beside tool calls, and a tool
-call's `extra_content`. So is what the provider counted (`usage`), wherever it
-puts it: the size of a request is measured there, not guessed.
+empty or repeated tool-call ids, and 200 responses that carry an error. A
+lone surrogate (JSON's `"\\ud800"`, which UTF-8 cannot encode) anywhere in
+the message becomes U+FFFD here (shared/text.py), before anything enters the
+history: in an id or a tool name too, where the cleaned name is simply one no
+tool has, answered as any unknown name is. What a provider needs back is
+kept: `reasoning_content` beside tool calls, and a tool call's
+`extra_content`. So is what the provider counted (`usage`), wherever it puts
+it: the size of a request is measured there, not guessed.
 
 A model client may also report its reply while it arrives (a reply that comes
 in pieces): such a client is a `ReportingModelClient`, and `ask_model` hands it
@@ -35,6 +39,7 @@ from shared.errors import (
     one_line,
 )
 from shared.messages import AssistantMessage, FunctionCall, Message, ToolCall
+from shared.text import clean_json, clean_text
 from shared.tools import ToolSnapshot
 
 KNOWN_FINISH_REASONS = ("stop", "tool_calls", "length", "content_filter")
@@ -208,6 +213,8 @@ def parse_completion(
     raw = choice.get("message")
     if not isinstance(raw, Mapping):
         raise ProviderError("the provider's response has a choice without a message")
+    raw = clean_json(raw)  # no lone surrogate gets past this line
+    reason = choice.get("finish_reason")
 
     tool_calls = _parse_tool_calls(raw.get("tool_calls") or [], taken_ids)
     content = _text(raw.get("content"))
@@ -220,7 +227,8 @@ def parse_completion(
         reasoning_content=reasoning if tool_calls and isinstance(reasoning, str) else None,
     )
     usage = _usage(body.get("usage") or choice.get("usage"))  # Kimi puts it in the choice
-    return ModelReply(message=message, finish_reason=choice.get("finish_reason"), usage=usage)
+    finish_reason = clean_text(reason) if isinstance(reason, str) else reason
+    return ModelReply(message=message, finish_reason=finish_reason, usage=usage)
 
 
 def _usage(raw: object) -> Usage | None:

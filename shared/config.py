@@ -1,5 +1,12 @@
 """The three settings that point the agent at a model, validated before any request.
 
+Four more are optional, each with a stated default: `OPENAI_MAX_TOKENS` (the
+bound on a reply the provider is asked to keep), `OPENAI_TEMPERATURE`, and the
+two bounds the client keeps itself, whatever the provider does:
+`OPENAI_MAX_REPLY_SECONDS` (wall-clock time for one whole reply) and
+`OPENAI_MAX_REPLY_CHARS` (its size, by default a small multiple of
+`OPENAI_MAX_TOKENS`).
+
 `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `OPENAI_MODEL` come from the environment,
 else from `.env` in the working directory; the environment wins. A value that
 is blank (whitespace counts) is treated as unset, so an exported empty variable
@@ -36,11 +43,24 @@ from shared.errors import ConfigError
 
 PREFIX = "OPENAI_"
 SETTING_NAMES = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL")
-OPTIONAL_NAMES = ("OPENAI_MAX_TOKENS", "OPENAI_TEMPERATURE")
+OPTIONAL_NAMES = (
+    "OPENAI_MAX_TOKENS",
+    "OPENAI_TEMPERATURE",
+    "OPENAI_MAX_REPLY_SECONDS",
+    "OPENAI_MAX_REPLY_CHARS",
+)
 # A bound on every reply: a runaway reply ends at the output limit instead of using up
 # the request's time. 2,048 tokens take about 7 minutes at 5 tokens a second, inside
 # the 10-minute request timeout; a reply cut there says so (finish_reason "length").
 DEFAULT_MAX_TOKENS = 2048
+# The bounds the client keeps when the provider does not (a server that streams for ever):
+# 10 minutes of wall-clock time for one reply, the request timeout's length; and 32
+# characters for each token of OPENAI_MAX_TOKENS (65,536 at 2,048). A token is a few
+# characters, and a plain body may write each character of the reply as a six-character
+# escape (\u4e2d), so an honest reply stays well inside; a runaway one is cut within
+# a few hundred kilobytes.
+DEFAULT_MAX_REPLY_SECONDS = 600.0
+REPLY_CHARS_PER_TOKEN = 32
 EXAMPLE_BASE_URL = "https://api.openai.com/v1"
 MISSING_HINT = (
     " (set them in the environment or in .env in this folder, see .env.example;"
@@ -77,6 +97,19 @@ class Settings(BaseModel):
     # Unset: the provider's own default, which for local servers is often 0.8, loose for
     # a small model that has to write exact JSON arguments.
     temperature: float | None = Field(default=None, alias="OPENAI_TEMPERATURE", ge=0, le=2)
+    max_reply_seconds: float = Field(
+        default=DEFAULT_MAX_REPLY_SECONDS,
+        alias="OPENAI_MAX_REPLY_SECONDS",
+        gt=0,
+        allow_inf_nan=False,  # "inf" would be no bound at all
+    )
+    max_reply_chars: int = Field(
+        default_factory=lambda fields: (
+            REPLY_CHARS_PER_TOKEN * fields.get("max_tokens", DEFAULT_MAX_TOKENS)
+        ),
+        alias="OPENAI_MAX_REPLY_CHARS",
+        ge=1,
+    )
 
 
 def load_settings(environ: Mapping[str, str], cwd: Path) -> Settings:
@@ -112,7 +145,10 @@ def load_optional_settings(
         "OPENAI_BASE_URL": given.get(base_url, defaults.base_url),
         "OPENAI_API_KEY": given.get(api_key, defaults.api_key.get_secret_value()),
         "OPENAI_MODEL": given[model],
-        "OPENAI_MAX_TOKENS": str(defaults.max_tokens),  # one bound for every reply of the run
+        # One bound for every reply of the run, whichever model sends it.
+        "OPENAI_MAX_TOKENS": str(defaults.max_tokens),
+        "OPENAI_MAX_REPLY_SECONDS": str(defaults.max_reply_seconds),
+        "OPENAI_MAX_REPLY_CHARS": str(defaults.max_reply_chars),
     }
     if defaults.temperature is not None:  # and one temperature
         values["OPENAI_TEMPERATURE"] = str(defaults.temperature)
@@ -139,10 +175,15 @@ def _validated(values: Mapping[str, str], prefix: str, problems: list[str]) -> S
         settings = Settings.model_validate(values, context={"prefix": prefix})
     except ValidationError as error:
         problems += [
-            _describe(item, prefix) for item in error.errors() if item["type"] != "missing"
+            _describe(item, prefix) for item in error.errors() if item["type"] not in _SAID
         ]
         raise ConfigError(". ".join(problems)) from None
     return settings
+
+
+# Problems said otherwise: a missing name is in the first line; a default computed from a
+# setting that is wrong (OPENAI_MAX_REPLY_CHARS from OPENAI_MAX_TOKENS) waits for its fix.
+_SAID = ("missing", "default_factory_not_called")
 
 
 def _read_dotenv(cwd: Path) -> dict[str, str]:

@@ -140,6 +140,43 @@ class ProviderError(AgentError):
         self.body = body
 
 
+class ReplyLimitError(ProviderError):
+    """A reply went on past a bound the client keeps, and was cut there; nothing of it is kept.
+
+    The provider sent no error: it kept sending (text for ever, keep-alive
+    comments for ever, a body with no end). Its kind is a connection's, as for
+    a reply cut before its end: sending the request again may get a reply
+    that ends.
+    """
+
+    def __init__(self, setting: str, value: float, what: str, fix: str) -> None:
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+        super().__init__(
+            f"the reply went on past {setting}={shown} ({what}) and was cut there; nothing "
+            f"of it was kept. Run again; {fix}",
+            kind=ProviderErrorKind.CONNECTION,
+        )
+        self.setting = setting
+
+    @classmethod
+    def too_slow(cls, seconds: float) -> ReplyLimitError:
+        return cls(
+            "OPENAI_MAX_REPLY_SECONDS",
+            seconds,
+            "seconds for the whole reply",
+            "a model that is only slow needs a larger OPENAI_MAX_REPLY_SECONDS",
+        )
+
+    @classmethod
+    def too_long(cls, chars: int) -> ReplyLimitError:
+        return cls(
+            "OPENAI_MAX_REPLY_CHARS",
+            chars,
+            "characters",
+            "a reply that is only long needs a larger OPENAI_MAX_REPLY_CHARS or OPENAI_MAX_TOKENS",
+        )
+
+
 def quoted_ids(ids: Iterable[str]) -> str:
     """Render ids as a JSON list (`["call_2"]`), the form the error messages promise."""
     return json.dumps(list(ids), ensure_ascii=False)

@@ -9,6 +9,10 @@ Every SDK exception becomes one `ProviderError` line that names the HTTP status
 and the fix, and carries its kind, its status, the Retry-After the provider
 asked for, and the body it sent (for `--trace`). A successful body is returned
 untouched, also for `--trace`.
+
+The body is read piece by piece through the reply's bound (shared/reply_bound.py:
+`OPENAI_MAX_REPLY_SECONDS`, `OPENAI_MAX_REPLY_CHARS`), so a body that never
+ends, or is huge, is cut instead of being read into memory whole.
 """
 
 from __future__ import annotations
@@ -16,12 +20,13 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from shared.config import Settings
 from shared.errors import ProviderError, ProviderErrorKind, RefusedConnectionError, one_line
+from shared.reply_bound import ReplyBound
 
 if TYPE_CHECKING:
     import openai
@@ -47,28 +52,64 @@ class OpenAIChatModel:
             {} if temperature is None else {"temperature": temperature}
         )
 
+    @property
+    def read_timeout(self) -> float:
+        """How long the SDK waits for any byte: never longer than a whole reply may take."""
+        return min(self.timeout, self.settings.max_reply_seconds)
+
+    def reply_bound(self) -> ReplyBound:
+        """The bounds of one reply, starting now: make it just before its request is sent."""
+        return ReplyBound(self.settings.max_reply_seconds, self.settings.max_reply_chars)
+
     def complete(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         import openai
 
         client = self._client or self._connect()
+        bound = self.reply_bound()
         try:
-            raw = client.chat.completions.with_raw_response.create(
+            with client.chat.completions.with_streaming_response.create(
                 **{**self.request_fields, **request}
-            )
-            text = raw.http_response.text
+            ) as raw:
+                data = self.read_body(bound.read(raw.iter_bytes()))
         except (openai.APIStatusError, openai.APIConnectionError) as error:
             raise self.provider_error(error) from None
+        text = data.decode("utf-8", errors="replace")
         try:
             body: Mapping[str, Any] = json.loads(text)
-        except json.JSONDecodeError:
+        except ValueError:
+            raise self.not_json_error(text) from None
+        except RecursionError:
             raise ProviderError(
-                f"the provider answered HTTP 200 with a body that is not JSON: {text[:200]!r}. "
-                f"Check OPENAI_BASE_URL: it should be the API root, such as "
-                f"{_api_root_example(self.settings.base_url)}",
+                "the provider answered HTTP 200 with JSON nested too deeply to read: "
+                f"{text[:60]!r}…; that is no completion. Run again",
                 kind=ProviderErrorKind.BAD_RESPONSE,
-                body=text,
             ) from None
         return body
+
+    def read_body(self, pieces: Iterable[bytes]) -> bytes:
+        """All of a body (as bounded as `pieces` are); a dropped connection is a `ProviderError`.
+
+        The SDK turns what goes wrong before the body into its own errors; what goes
+        wrong while this client reads the body itself is turned here, the same way.
+        """
+        import httpx2  # the SDK's HTTP library
+
+        try:
+            return b"".join(pieces)
+        except httpx2.TimeoutException:
+            raise self.timeout_error() from None
+        except httpx2.TransportError as error:
+            raise self.connection_error(error) from None
+
+    def not_json_error(self, text: str) -> ProviderError:
+        """An HTTP 200 whose body is not JSON (a web page, say): the URL is the likely cause."""
+        return ProviderError(
+            f"the provider answered HTTP 200 with a body that is not JSON: {text[:200]!r}. "
+            f"Check OPENAI_BASE_URL: it should be the API root, such as "
+            f"{_api_root_example(self.settings.base_url)}",
+            kind=ProviderErrorKind.BAD_RESPONSE,
+            body=text,
+        )
 
     def provider_error(
         self, error: openai.APIStatusError | openai.APIConnectionError
@@ -86,11 +127,17 @@ class OpenAIChatModel:
                 body=_body_text(error.response),
             )
         if isinstance(error, openai.APITimeoutError):
-            return ProviderError(
-                f"no answer from {self.settings.base_url} within {self.timeout:g} s; "
-                "the server may be overloaded or the model too slow",
-                kind=ProviderErrorKind.CONNECTION,
-            )
+            return self.timeout_error()
+        return self.connection_error(error)
+
+    def timeout_error(self) -> ProviderError:
+        return ProviderError(
+            f"no answer from {self.settings.base_url} within {self.read_timeout:g} s; "
+            "the server may be overloaded or the model too slow",
+            kind=ProviderErrorKind.CONNECTION,
+        )
+
+    def connection_error(self, error: BaseException) -> ProviderError:
         message = (
             f"cannot connect to {self.settings.base_url} ({_root_cause(error)}). "
             "Check OPENAI_BASE_URL (host, port, http or https) and that the server is running"
@@ -105,7 +152,7 @@ class OpenAIChatModel:
         self._client = OpenAI(
             base_url=self.settings.base_url,
             api_key=self.settings.api_key.get_secret_value(),
-            timeout=self.timeout,
+            timeout=self.read_timeout,
             max_retries=0,
         )
         return self._client

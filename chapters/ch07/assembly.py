@@ -22,6 +22,12 @@ chapter text's assembly table; the tests replay each provider's stream):
         finish reason, and a stream with neither text nor tool calls are
         failed turns: an exception, never an empty answer, and nothing of the
         stream reaches the history
+    a chunk that cannot be read (not an object, `choices` that are not a
+        list, a tool-call delta that is not an object) is a damaged stream,
+        the same kind of failure as one cut before its finish
+    given `max_chars`, the text, reasoning and arguments together may hold
+        that many characters: past it the stream is cut (`ReplyLimitError`),
+        whatever the provider meant to send
 
 Whether the loop goes on is decided by the assembled tool calls
 (`needs_follow_up`), never by `finish_reason`. Every piece is appended to a
@@ -37,7 +43,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from shared.completion import ExchangeObserver
-from shared.errors import EmptyReplyError, ProviderError, ProviderErrorKind, one_line
+from shared.errors import (
+    EmptyReplyError,
+    ProviderError,
+    ProviderErrorKind,
+    ReplyLimitError,
+    one_line,
+)
 
 # Finish reasons after which a reply without text or calls is not "empty" but cut off:
 # the finish-reason step names those better than an empty-reply error would.
@@ -55,6 +67,12 @@ class BrokenStreamError(ProviderError):
         body: str | None = None,
     ) -> None:
         super().__init__(message, kind=kind, body=body)
+
+
+def damaged(message: str) -> BrokenStreamError:
+    """A stream with a part that cannot be read: cut there, as a dropped connection cuts it,
+    so whoever retries a cut stream retries this one too."""
+    return BrokenStreamError(message, kind=ProviderErrorKind.CONNECTION)
 
 
 @runtime_checkable
@@ -91,19 +109,24 @@ class _CallParts:
     arguments: list[str] = field(default_factory=list)
     extra_content: dict[str, Any] = field(default_factory=dict)
 
-    def add(self, delta: Mapping[str, Any]) -> None:
+    def add(self, delta: Mapping[str, Any]) -> int:
+        """Take one delta; return how many characters of arguments it added."""
         self.id = self.id or _string(delta.get("id"))
         function = delta.get("function")
+        added = ""
         if isinstance(function, Mapping):
             self.name = self.name or _string(function.get("name"))  # sent whole, once or again
             arguments = function.get("arguments")
             if isinstance(arguments, str):
-                self.arguments.append(arguments)
+                added = arguments
             elif isinstance(arguments, Mapping):  # an object instead of JSON text
-                self.arguments.append(json.dumps(arguments, ensure_ascii=False))
+                added = json.dumps(arguments, ensure_ascii=False)
+            if added:
+                self.arguments.append(added)
         extra = delta.get("extra_content")
         if isinstance(extra, Mapping):
             self.extra_content.update(extra)
+        return len(added)
 
     def wire(self) -> dict[str, Any]:
         arguments = "".join(self.arguments)
@@ -120,8 +143,10 @@ class _CallParts:
 class StreamAssembler:
     """Adds chunks up into one assistant message; `body()` is the non-streamed response."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_chars: int | None = None) -> None:
         self.chunks = 0
+        self.max_chars = max_chars
+        self.size = 0  # characters of text, reasoning and arguments so far
         self.finish_reason: str | None = None
         self.usage: Mapping[str, Any] | None = None
         self._id = ""
@@ -139,17 +164,24 @@ class StreamAssembler:
     def add(self, chunk: object) -> Pieces:
         """Take one chunk; raise `BrokenStreamError` for an error chunk or an error finish."""
         if not isinstance(chunk, Mapping):
-            raise BrokenStreamError(
-                f"the stream sent a chunk that is not an object: {chunk!r:.200}"
+            raise damaged(
+                f"the stream sent a chunk that is not an object: {chunk!r:.200}; "
+                "nothing of the reply was kept. Run again"
             )
         self.chunks += 1
         if chunk.get("error") or chunk.get("object") == "error":
             raise _error_chunk(chunk, self.chunks)
+        choices = chunk.get("choices")
+        if choices is not None and not isinstance(choices, list):
+            raise damaged(
+                f"the stream sent a chunk with choices that are not a list ({choices!r:.100}) "
+                f"in chunk {self.chunks}; nothing of the reply was kept. Run again"
+            )
         self._id = self._id or _string(chunk.get("id"))
         self._model = self._model or _string(chunk.get("model"))
         self._read_usage(chunk.get("usage"))
         reasoning, text = [], []
-        for choice in chunk.get("choices") or ():  # `choices: []` adds nothing
+        for choice in choices or ():  # `choices: []` adds nothing
             if not isinstance(choice, Mapping) or choice.get("index", 0) not in (0, None):
                 continue  # only the first choice is asked for
             self._read_usage(choice.get("usage"))
@@ -163,6 +195,8 @@ class StreamAssembler:
                 raise _error_chunk(chunk, self.chunks)
             if isinstance(reason, str) and reason:
                 self.finish_reason = reason
+        if self.max_chars is not None and self.size > self.max_chars:
+            raise ReplyLimitError.too_long(self.max_chars)
         return Pieces(reasoning="".join(reasoning), text="".join(text))
 
     def body(self) -> dict[str, Any]:
@@ -202,6 +236,7 @@ class StreamAssembler:
             piece = delta.get(name)
             if isinstance(piece, str) and piece:
                 self._reasoning.setdefault(name, []).append(piece)
+                self.size += len(piece)
                 shown.append(piece)
         return "".join(shown)
 
@@ -211,6 +246,7 @@ class StreamAssembler:
         if not isinstance(content, str) or not content:
             return ""
         self._text.append(content)
+        self.size += len(content)
         return content
 
     def _add_calls(self, deltas: object) -> None:
@@ -218,8 +254,9 @@ class StreamAssembler:
             return
         for position, delta in enumerate(deltas):
             if not isinstance(delta, Mapping):
-                raise BrokenStreamError(
-                    f"the stream sent a tool-call delta that is not an object: {delta!r:.200}"
+                raise damaged(
+                    f"the stream sent a tool-call delta that is not an object: {delta!r:.200}; "
+                    "nothing of the reply was kept. Run again"
                 )
             index = delta.get("index")
             key = index if isinstance(index, int) and not isinstance(index, bool) else position
@@ -229,17 +266,24 @@ class StreamAssembler:
                 parts = _CallParts()  # a new call, even at a key already used
                 self._by_key[key] = parts
                 self._calls.append(parts)
-            parts.add(delta)
+                self.size += 1 + len(call_id)  # calls without end are a reply without end
+            self.size += parts.add(delta)
 
 
-def assemble(chunks: Iterable[object], observer: ExchangeObserver | None = None) -> dict[str, Any]:
+def assemble(
+    chunks: Iterable[object],
+    observer: ExchangeObserver | None = None,
+    *,
+    max_chars: int | None = None,
+) -> dict[str, Any]:
     """Read a whole stream, telling a `StreamObserver` what arrives; return the response body.
 
-    Whatever stops the stream part-way (a failed turn, Ctrl-C) leaves with its
-    exception: the caller gets no message at all, so none can enter a history.
+    Whatever stops the stream part-way (a failed turn, the size cap `max_chars`,
+    Ctrl-C) leaves with its exception: the caller gets no message at all, so
+    none can enter a history.
     """
     watcher = observer if isinstance(observer, StreamObserver) else None
-    assembler = StreamAssembler()
+    assembler = StreamAssembler(max_chars)
     try:
         for chunk in chunks:
             if watcher is not None and isinstance(chunk, Mapping):

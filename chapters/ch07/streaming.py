@@ -19,19 +19,31 @@ the assembler sees the quirks it has to absorb (a missing `index`, an `id` of
 
 Everything that ends a stream early leaves the stream closed: a failed turn,
 a broken connection, and Ctrl-C, which goes on up at once (exit 130).
+
+A stream is bounded like a plain reply (shared/reply_bound.py): its bytes pass
+the deadline check on their way into the SDK's SSE decoder, so keep-alive
+comments, which the decoder swallows, cannot keep it open for ever; what it
+carries (text, reasoning, arguments) is counted by the assembler against the
+size cap. What the SDK cannot read (a `data:` line nested too deeply for
+`json.loads`) is a broken stream; a web page where the stream should be is
+what chapter 1 calls it, a body that is not JSON: check OPENAI_BASE_URL.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
-from chapters.ch07.assembly import BrokenStreamError, assemble
+from chapters.ch07.assembly import BrokenStreamError, assemble, damaged
 from shared.completion import ExchangeObserver
 from shared.config import Settings
 from shared.errors import ProviderErrorKind, one_line
 from shared.openai_client import REQUEST_TIMEOUT_SECONDS, OpenAIChatModel
+from shared.reply_bound import ReplyBound
+
+if TYPE_CHECKING:
+    from openai._streaming import ServerSentEvent, SSEBytesDecoder
 
 COMPLETIONS_PATH = "/chat/completions"
 
@@ -61,10 +73,12 @@ class StreamingChatModel(OpenAIChatModel):
     def complete_reporting(
         self, request: Mapping[str, Any], observer: ExchangeObserver | None
     ) -> Mapping[str, Any]:
-        return assemble(self.chunks(request), observer)
+        bound = self.reply_bound()
+        return assemble(self.chunks(request, bound), observer, max_chars=bound.chars)
 
-    def chunks(self, request: Mapping[str, Any]) -> Iterator[object]:
-        """Each chunk's JSON as it arrives; the stream is closed however reading ends."""
+    def chunks(self, request: Mapping[str, Any], bound: ReplyBound) -> Iterator[object]:
+        """Each chunk's JSON as it arrives, within `bound`'s deadline; the stream is closed
+        however reading ends."""
         import openai
 
         client = self._client or self._connect()
@@ -79,9 +93,18 @@ class StreamingChatModel(OpenAIChatModel):
         except (openai.APIStatusError, openai.APIConnectionError) as error:
             raise self.provider_error(error) from None
         with stream:
-            if _is_json(stream.response.headers.get("content-type", "")):
-                yield _whole_reply_as_chunk(stream.response.read())  # the stream was ignored
+            content_type = _media_type(stream.response.headers.get("content-type", ""))
+            if content_type == "application/json":  # the stream was ignored: one whole reply
+                whole = self.read_body(bound.read(stream.response.iter_bytes()))
+                yield _whole_reply_as_chunk(whole)
                 return
+            if content_type == "text/html":  # a web page, not an API
+                page = self.read_body(_head(bound.read(stream.response.iter_bytes())))
+                raise self.not_json_error(page.decode("utf-8", errors="replace"))
+            # The SDK decodes the events from the bytes it reads; they pass the deadline first.
+            # `_decoder` is the SDK's own (openai<4 is pinned): if it moves, the tests of an
+            # endless stream of comments fail instead of a run hanging.
+            stream._decoder = _Bounded(stream._decoder, bound)
             try:
                 yield from stream
             except (openai.APIStatusError, openai.APIConnectionError) as error:
@@ -94,14 +117,46 @@ class StreamingChatModel(OpenAIChatModel):
                     body=json.dumps(error.body, ensure_ascii=False),
                 ) from None
             except ValueError as error:  # a `data:` line that is not JSON
-                raise BrokenStreamError(
+                raise damaged(
                     f"the provider sent a stream event that is not JSON ({error}); "
                     "nothing of the reply was kept. Check OPENAI_BASE_URL and run again",
                 ) from None
+            except RecursionError:  # valid JSON, nested deeper than `json.loads` goes
+                raise damaged(
+                    "the provider sent a stream event nested too deeply to read; "
+                    "nothing of the reply was kept. Run again",
+                ) from None
 
 
-def _is_json(content_type: str) -> bool:
-    return content_type.split(";", 1)[0].strip().lower() == "application/json"
+class _Bounded:
+    """The SDK's SSE decoder, reading its bytes through a reply's deadline."""
+
+    def __init__(self, decoder: SSEBytesDecoder, bound: ReplyBound) -> None:
+        self.decoder = decoder
+        self.bound = bound
+
+    def iter_bytes(self, iterator: Iterator[bytes]) -> Iterator[ServerSentEvent]:
+        return self.decoder.iter_bytes(self.bound.read(iterator, sized=False))
+
+    def aiter_bytes(self, iterator: AsyncIterator[bytes]) -> AsyncIterator[ServerSentEvent]:
+        raise NotImplementedError("this client reads streams synchronously")
+
+
+PAGE_SHOWN = 2_000  # bytes of a web page read, to show in the error: not the whole page
+
+
+def _head(pieces: Iterator[bytes], limit: int = PAGE_SHOWN) -> Iterator[bytes]:
+    """The first `limit` bytes of `pieces`, and no more read."""
+    read = 0
+    for piece in pieces:
+        yield piece[: limit - read]
+        read += len(piece)
+        if read >= limit:
+            return
+
+
+def _media_type(content_type: str) -> str:
+    return content_type.split(";", 1)[0].strip().lower()
 
 
 def _whole_reply_as_chunk(raw: bytes) -> dict[str, Any]:
@@ -112,7 +167,7 @@ def _whole_reply_as_chunk(raw: bytes) -> dict[str, Any]:
     """
     try:
         body = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise BrokenStreamError(
             f"the provider answered a streamed request with a body that is not JSON: {raw[:200]!r}",
             body=raw.decode("utf-8", "replace"),

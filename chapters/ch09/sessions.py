@@ -35,6 +35,7 @@ from pydantic import TypeAdapter, ValidationError
 from chapters.ch09.session_log import ANSWERED, FAILED, INTERRUPTED, SESSIONS_FOLDER
 from shared.errors import ConfigError, one_line
 from shared.messages import Message
+from shared.text import clean_json
 
 LOG_SUFFIX = ".jsonl"
 SHOWN_IN_ERRORS = 5  # sessions listed when an id matches none, or too many
@@ -193,8 +194,9 @@ class _Replay:
 
 
 def _json_object(raw: bytes) -> dict[str, Any] | None:
+    """One line as JSON; a lone surrogate it holds as an escape becomes U+FFFD (shared/text.py)."""
     try:
-        value = json.loads(raw.decode("utf-8"))
+        value = clean_json(json.loads(raw.decode("utf-8")))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None

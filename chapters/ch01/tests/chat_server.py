@@ -17,8 +17,9 @@ can assert on exactly what went over the wire:
     assert server.requests[0].body["model"] == "test-model"
 
 A reply may also be a `StreamReply`: server-sent events, written one at a time
-as a streaming provider sends them (`data:` events, `:` comments, or a stream
-that stops half-way), with a hook that runs before each event; or `HangUp()`,
+as a streaming provider sends them (`data:` events, `:` comments, a stream
+that stops half-way, or one that never ends: `endless(...)`), with a hook that
+runs before each event; or `HangUp()`,
 which closes the connection without a word (a dropped connection).
 
 Requests past the end of the script get a 500 naming the mistake, unless the
@@ -28,10 +29,11 @@ asked (a server that fails at random, say, for a benchmark).
 
 from __future__ import annotations
 
+import itertools
 import json
 import socketserver
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -62,11 +64,13 @@ class StreamReply:
 
     `events` are sent exactly as given (see `sse_data`, `sse_comment`,
     `SSE_DONE`); the connection closes after the last one, as HTTP/1.0 does.
+    They may never run out (`endless`): the server then writes as fast as the
+    client reads, until the client hangs up.
     `before_event(i)` runs before event `i` is written: a test can pause
     there, or record when each event left.
     """
 
-    events: Sequence[str]
+    events: Iterable[str]
     status: int = 200
     headers: Mapping[str, str] = field(default_factory=dict)
     before_event: Callable[[int], None] | None = None
@@ -78,6 +82,11 @@ class HangUp:
 
 
 SSE_DONE = "data: [DONE]\n\n"
+
+
+def endless(*events: str) -> StreamReply:
+    """A stream that repeats `events` for ever: only the client can end it (by hanging up)."""
+    return StreamReply(itertools.cycle(events))
 
 
 def sse_data(payload: Mapping[str, Any] | str) -> str:

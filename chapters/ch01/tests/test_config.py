@@ -127,3 +127,45 @@ def test_a_reply_bound_that_is_not_a_positive_number_is_a_config_error(
 ) -> None:
     line = problem({**GOOD, "OPENAI_MAX_TOKENS": value}, tmp_path)
     assert line.startswith("配置错误: ") and "OPENAI_MAX_TOKENS" in line
+
+
+def test_a_reply_has_a_deadline_and_a_size_cap_by_default_and_both_can_be_set(
+    tmp_path: Path,
+) -> None:
+    settings = load_settings(GOOD, tmp_path)
+    assert settings.max_reply_seconds == 600.0
+    assert settings.max_reply_chars == 32 * 2048  # a small multiple of the token bound
+    assert load_settings({**GOOD, "OPENAI_MAX_TOKENS": "100"}, tmp_path).max_reply_chars == 3200
+    chosen = load_settings(
+        {**GOOD, "OPENAI_MAX_REPLY_SECONDS": "90.5", "OPENAI_MAX_REPLY_CHARS": "5000"}, tmp_path
+    )
+    assert (chosen.max_reply_seconds, chosen.max_reply_chars) == (90.5, 5000)
+    (tmp_path / ".env").write_text("OPENAI_MAX_REPLY_CHARS=7000\n", encoding="utf-8")
+    assert load_settings(GOOD, tmp_path).max_reply_chars == 7000  # .env, under the environment
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("OPENAI_MAX_REPLY_SECONDS", "0"),
+        ("OPENAI_MAX_REPLY_SECONDS", "-1"),
+        ("OPENAI_MAX_REPLY_SECONDS", "inf"),  # no bound at all is not a bound
+        ("OPENAI_MAX_REPLY_SECONDS", "soon"),
+        ("OPENAI_MAX_REPLY_CHARS", "0"),
+        ("OPENAI_MAX_REPLY_CHARS", "1.5"),
+        ("OPENAI_MAX_REPLY_CHARS", "many"),
+    ],
+)
+def test_a_reply_limit_that_is_not_a_positive_number_is_a_config_error(
+    name: str, value: str, tmp_path: Path
+) -> None:
+    line = problem({**GOOD, name: value}, tmp_path)
+    assert line.startswith("配置错误: ") and name in line
+
+
+def test_a_wrong_token_bound_is_said_once_not_again_for_the_size_cap_made_from_it(
+    tmp_path: Path,
+) -> None:
+    line = problem({**GOOD, "OPENAI_MAX_TOKENS": "0"}, tmp_path)
+    assert "OPENAI_MAX_TOKENS" in line
+    assert "max_reply_chars" not in line.lower()

@@ -210,8 +210,9 @@ def test_a_404_at_a_url_that_ends_in_v1_points_at_the_model_first(slash: str) ->
         ({"error": {"message": "model overloaded", "code": 503}}, "model overloaded"),
         ({"id": "chatcmpl-1", "object": "chat.completion", "choices": []}, "no choices"),
         ("<html><body>Welcome to nginx!</body></html>", "not JSON"),
+        ("[" * 30_000 + "]" * 30_000, "nested too deeply"),  # json.loads: RecursionError
     ],
-    ids=["error-in-200", "no-choices", "not-json"],
+    ids=["error-in-200", "no-choices", "not-json", "nested-too-deeply"],
 )
 def test_bad_200_bodies_are_provider_errors(body: dict[str, Any] | str, expected: str) -> None:
     with ChatServer([(200, body)]) as server, pytest.raises(ProviderError) as caught:

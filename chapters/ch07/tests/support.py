@@ -67,11 +67,17 @@ def out_text(console: Console) -> str:
     return console.out.getvalue()
 
 
-def streaming_model(base_url: str, *, include_usage: bool = True) -> StreamingChatModel:
-    settings = Settings.model_validate(
-        {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": API_KEY, "OPENAI_MODEL": MODEL}
+def streaming_model(
+    base_url: str, *, include_usage: bool = True, **settings: str
+) -> StreamingChatModel:
+    """The streaming client for `base_url`; `settings` adds optional ones,
+    OPENAI_MAX_REPLY_CHARS="500"."""
+    required = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": API_KEY, "OPENAI_MODEL": MODEL}
+    return StreamingChatModel(
+        Settings.model_validate({**required, **settings}),
+        timeout=10.0,
+        include_usage=include_usage,
     )
-    return StreamingChatModel(settings, timeout=10.0, include_usage=include_usage)
 
 
 class ShellAgent:

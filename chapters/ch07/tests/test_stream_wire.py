@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from chapters.ch01.tests.chat_server import (
+    SSE_DONE,
     ChatServer,
     Reply,
     StreamReply,
@@ -29,6 +30,7 @@ from chapters.ch07.tests.support import err_text, recording_console, streaming_m
 from shared.completion import ModelReply, ask_model, parse_completion
 from shared.errors import EmptyReplyError, ProviderError, ProviderErrorKind
 from shared.messages import Message, SystemMessage, UserMessage
+from shared.openai_client import OpenAIChatModel
 from shared.tools import ToolRegistry
 
 HISTORY: list[Message] = [SystemMessage(content="You are a test agent."), UserMessage(content="hi")]
@@ -194,3 +196,47 @@ def test_ctrl_c_mid_stream_stops_reading_at_once() -> None:
     finally:
         signal.signal(signal.SIGINT, previous)
     assert len(recorder.chunks) <= 2
+
+
+DEEP = "[" * 100_000 + "]" * 100_000  # valid JSON that json.loads cannot read (RecursionError)
+
+
+@pytest.mark.parametrize(
+    ("event", "said"),
+    [
+        (sse_data({"id": "chatcmpl-1", "choices": 5}), "choices that are not a list"),
+        (sse_data('{"choices": ' + DEEP + "}"), "nested too deeply"),
+    ],
+    ids=["choices-5", "nested-100000-deep"],
+)
+def test_a_chunk_that_cannot_be_read_is_a_broken_stream_like_a_cut_one(
+    event: str, said: str
+) -> None:
+    """One line, no traceback, and the kind of a cut stream: whoever retries may send again."""
+    events = [sse_data(streams.OPENROUTER.chunks()[0]), event, SSE_DONE]
+    with (
+        ChatServer([StreamReply(events)]) as server,
+        pytest.raises(BrokenStreamError) as caught,
+    ):
+        ask_over_wire(server.base_url)
+    message = str(caught.value)
+    assert said in message
+    assert "nothing of the reply was kept" in message
+    assert "\n" not in message
+    assert caught.value.kind is ProviderErrorKind.CONNECTION
+
+
+def test_a_web_page_instead_of_a_stream_names_the_base_url_as_a_plain_request_does() -> None:
+    page = Reply(200, "<html><body>Welcome to nginx!</body></html>", {"Content-Type": "text/html"})
+    with ChatServer([page, page]) as server:
+        with pytest.raises(ProviderError) as streamed:
+            ask_over_wire(server.base_url)
+        with pytest.raises(ProviderError) as plain:
+            OpenAIChatModel(streaming_model(server.base_url).settings).complete(
+                {"model": "test-model", "messages": []}
+            )
+    assert str(streamed.value) == str(plain.value)  # the same diagnosis, word for word
+    assert "Check OPENAI_BASE_URL" in str(streamed.value)
+    assert "Welcome to nginx" in str(streamed.value)
+    assert streamed.value.kind is ProviderErrorKind.BAD_RESPONSE  # not worth sending again
+    assert not isinstance(streamed.value, BrokenStreamError)

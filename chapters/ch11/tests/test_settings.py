@@ -86,3 +86,15 @@ def test_the_first_models_messages_are_unchanged(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_settings({**PRIMARY, "OPENAI_BASE_URL": "localhost"}, tmp_path)
     assert "OPENAI_BASE_URL must be an http(s) URL" in str(caught.value)
+
+
+def test_the_reply_limits_are_the_runs(tmp_path: Path) -> None:
+    env = {
+        "OPENAI_FALLBACK_MODEL": "m2",
+        "OPENAI_MAX_REPLY_SECONDS": "30",
+        "OPENAI_MAX_REPLY_CHARS": "9000",
+    }
+    settings = fallback(env, tmp_path)
+    assert settings is not None
+    assert settings.max_reply_seconds == 30  # type: ignore[attr-defined]
+    assert settings.max_reply_chars == 9000  # type: ignore[attr-defined]
