@@ -17,6 +17,7 @@ from shared.approval import ApprovalRequest, TerminalApprover
 from shared.console import Console
 
 ASK_PROMPT = "允许本次调用? [y/a/N]"
+NO_TERMINAL, NO_ANSWER = "no terminal", "no answer"  # how the audit records that nobody answered
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class TerminalAsker:
     def ask(self, request: ApprovalRequest) -> HumanAnswer:
         text = self.terminal.answer(request, ASK_PROMPT)
         if text is None:
-            how = "no answer" if self.terminal.interactive else "no terminal"
+            how = NO_ANSWER if self.terminal.interactive else NO_TERMINAL
             return HumanAnswer(approved=False, how=how)
         return parse_answer(text)
 

@@ -19,6 +19,9 @@ of the same files read (`other_keys`). The file is the harness's, not this
 chapter's: a harness that also runs hooks keeps them in it under `hooks`, as
 Claude Code does, so an agent that runs none leaves that key alone rather than
 refuse the file (and runs no hooks). A reader added later names its own key.
+
+Both settings files, in both places, and the audit log are the policy's first
+control files (`control.py`): the agent writes them only with a human's yes.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chapters.ch02.workspace import Workspace
+from chapters.ch03.control import ControlFiles, harness_files
 from chapters.ch03.policy import Mode, Policy
 from chapters.ch03.rules import KnownTools, Rule, RuleError
 from shared.errors import ConfigError
@@ -87,7 +91,15 @@ def load_policy(
     for kind, texts in (("allow", allow), ("deny", deny)):
         rules[kind] += [_rule(text, f"--{kind}", f"--{kind}", known_tools) for text in texts]
     chosen = mode or next((p.default_mode for _, p in files if p.default_mode), Mode.DEFAULT)
-    return Policy(workspace, chosen, deny=rules["deny"], ask=rules["ask"], allow=rules["allow"])
+    control = ControlFiles(tuple(harness_files(workspace.root, home)))
+    return Policy(
+        workspace,
+        chosen,
+        deny=rules["deny"],
+        ask=rules["ask"],
+        allow=rules["allow"],
+        control=control,
+    )
 
 
 def distinct_files(sources: Sequence[tuple[Path, str]]) -> list[tuple[Path, str]]:
