@@ -29,6 +29,7 @@ ASK_PROMPT = "允许本次调用? [y/a/N]"
 ASK_HINT = "请回答 y（允许）、a（本次运行都允许）或 n（拒绝；n 后面可以写给模型的话）。"
 ALWAYS_ANSWERS = frozenset({"a", "always"})
 UNCLEAR = "unclear"  # the `how` of an answer that is neither yes, always nor no
+NO_TERMINAL, NO_ANSWER = "no terminal", "no answer"  # how the audit records that nobody answered
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class TerminalAsker:
     def ask(self, request: ApprovalRequest) -> HumanAnswer:
         text = self.terminal.answer(request, ASK_PROMPT, understood=_understood, hint=ASK_HINT)
         if text is None:
-            how = "no answer" if self.terminal.interactive else "no terminal"
+            how = NO_ANSWER if self.terminal.interactive else NO_TERMINAL
             return HumanAnswer(approved=False, how=how)
         answer = parse_answer(text)
         if answer.how == UNCLEAR:  # asked as often as the bound allows

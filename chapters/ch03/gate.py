@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from chapters.ch01.approve import Refusals, refused_again
-from chapters.ch03.asking import Asker, HumanAnswer
+from chapters.ch03.asking import NO_ANSWER, NO_TERMINAL, Asker, HumanAnswer
 from chapters.ch03.audit import AuditError, AuditLog
 from chapters.ch03.policy import Call, Policy, Verdict
 from shared.agent import MAIN_AGENT
@@ -58,13 +58,12 @@ class PermissionGate:
             )
             answer = self._ask(request)
             if answer.always:
-                rule = self.policy.always_allow(call)
-                self.console.notice(f"added for this run: allow {rule.text}")
+                self._always(call, verdict)
             decision = Decision.ALLOW if answer.approved else Decision.DENY
             if not self._recorded(prepared, call, decision, f"human: {answer.how}"):
                 return _unrecorded()
             if not answer.approved:
-                return _refused(answer)
+                return _refused(call, verdict, answer)
         return None
 
     def finish(self, pending: PendingCall, result: ToolResult, ran: bool) -> ToolResult:
@@ -79,6 +78,18 @@ class PermissionGate:
             except AuditError as error:  # it ran already: say so, loudly
                 self.console.error(f"{error}; the outcome of {call.shown} is not in the log")
         return result
+
+    def _always(self, call: Call, verdict: Verdict) -> None:
+        """The human answered "a": allow this exact call for the rest of the run, unless
+        it may change a control file, which only a yes for the call itself allows."""
+        if verdict.control:
+            self.console.notice(
+                f'allowed this once: "always" does not cover the harness control file '
+                f"{verdict.control}, so the next write to it is asked about again"
+            )
+            return
+        rule = self.policy.always_allow(call)
+        self.console.notice(f"added for this run: allow {rule.text}")
 
     def _ask(self, request: ApprovalRequest) -> HumanAnswer:
         """The human's answer; for a call they refused before in this run, that refusal."""
@@ -123,10 +134,20 @@ def _denied(call: Call, verdict: Verdict) -> ToolResult:
     )
 
 
-def _refused(answer: HumanAnswer) -> ToolResult:
+def _refused(call: Call, verdict: Verdict, answer: HumanAnswer) -> ToolResult:
+    """A "no" (or nobody to ask), and why: for a control file, what only a human may do."""
     if answer.how == REFUSED_BEFORE:
         return refused_again(answer.feedback)
     said = f" The human said: {answer.feedback}" if answer.feedback else ""
+    if verdict.control:
+        nobody = answer.how in (NO_TERMINAL, NO_ANSWER)
+        who = "nobody was there to answer" if nobody else "the human said no"
+        return ToolResult.denied(
+            f"{call.shown} may change a harness control file ({verdict.control}): the files "
+            f"that decide what the agent may do change only with a human's yes, and {who}, so "
+            "it did not run. Do not try another way to change it; tell the user what you "
+            f"wanted to change and why.{said}",
+        )
     return ToolResult.denied(
         f"the human refused this call, so it did not run; asking again will be refused too.{said}",
     )

@@ -6,7 +6,7 @@ later chapter that has a policy.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -15,7 +15,7 @@ import click
 from chapters.ch02.options import workspace_option
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.policy import Mode, Policy
-from chapters.ch03.settings import load_policy
+from chapters.ch03.settings import NOT_READ_HERE, load_policy
 from shared.tools import ToolRegistry
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -54,8 +54,12 @@ def policy_from_options(
     mode: str | None,
     allow: Sequence[str],
     deny: Sequence[str],
+    other_keys: Collection[str] = NOT_READ_HERE,
 ) -> Policy:
-    """Both settings files, then the flags; rules may name any of `tools` (exit 2 if malformed)."""
+    """Both settings files, then the flags; rules may name any of `tools` (exit 2 if malformed).
+
+    `other_keys`: the settings files' other top-level keys that this run reads elsewhere.
+    """
     return load_policy(
         root,
         Path.home(),
@@ -63,4 +67,5 @@ def policy_from_options(
         mode=Mode(mode) if mode else None,
         allow=allow,
         deny=deny,
+        other_keys=other_keys,
     )

@@ -5,17 +5,22 @@ The order is the whole design:
 
     1. deny rules                 a deny always wins, in every mode
     2. plan mode                  read-only: anything that changes something is denied
-    3. your answers               calls the human answered "a" (always) during this run
-    4. ask rules                  (not in bypass mode)
-    5. allow rules                for a command: every part allowed, nothing not understood
-    6. the mode                   default: reads; accept-edits: reads and writes; bypass: all
-    7. nothing had an opinion     ask
+    3. control files              a write to the harness's own files: ask, every time
+    4. your answers               calls the human answered "a" (always) during this run
+    5. ask rules                  (not in bypass mode)
+    6. allow rules                for a command: every part allowed, nothing not understood
+    7. the mode                   default: reads; accept-edits: reads and writes; bypass: all
+    8. nothing had an opinion     ask
 
 A command (a tool whose key argument is a command line, like shell's) is
 decided per part (`shell_split.py`): any part a deny rule matches denies the
 whole; an ask rule on any part asks; allow rules allow only when every part is
 allowed and the splitter understood the whole command. Any exception while
 deciding is a deny: a policy that cannot decide must not let the call through.
+
+The control files (`control.py`) are the files that decide what a run may do:
+the settings, and whatever else the harness obeys. Only a human's yes, given
+for that one call, lets a write to them run: no mode, rule or "always" answer.
 
 Something else that judges calls can take part by adding a layer of its own
 right after one of the named layers (`with_layer`); nothing it adds comes
@@ -26,13 +31,14 @@ from __future__ import annotations
 
 import json
 import posixpath
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import PureWindowsPath
 from typing import Any
 
 from chapters.ch02.workspace import PathOutsideWorkspace, Workspace
+from chapters.ch03.control import ControlFile, ControlFiles
 from chapters.ch03.rules import Rule, exact_rule
 from chapters.ch03.shell_split import split_command
 from shared.decisions import Decision
@@ -53,7 +59,16 @@ MODE_ALLOWS = {
     Mode.PLAN: CHANGES_NOTHING,
     Mode.BYPASS: CHANGES_NOTHING | {SideEffect.WRITE, SideEffect.EXECUTE},
 }
-LAYERS = ("deny rules", "plan mode", "your answers", "ask rules", "allow rules", "mode")
+LAYERS = (
+    "deny rules",
+    "plan mode",
+    "control files",
+    "your answers",
+    "ask rules",
+    "allow rules",
+    "mode",
+)
+CONTROL_FILE = "harness control file"
 
 
 @dataclass(frozen=True)
@@ -61,6 +76,8 @@ class Verdict:
     decision: Decision  # never PASSTHROUGH once `decide` returns
     source: str  # why, for the audit and the human: "rule shell(rm:*) from --deny", "mode plan"
     rule: Rule | None = None
+    # The control file the call would change (as shown): only a yes for this call allows it.
+    control: str | None = None
 
 
 PASS = Verdict(Decision.PASSTHROUGH, "")
@@ -97,6 +114,7 @@ class Policy:
     allow: Sequence[Rule] = ()
     added: list[Rule] = field(default_factory=list)  # "always" answers of this run
     extra: list[tuple[str, Layer]] = field(default_factory=list)  # (after which layer, layer)
+    control: ControlFiles = field(default_factory=ControlFiles)
 
     def call(self, tool: Tool, arguments: Mapping[str, Any], call_id: str = "") -> Call:
         """The key argument as rules see it: a command, or a workspace-relative path.
@@ -128,6 +146,13 @@ class Policy:
         if after not in LAYERS:
             raise ValueError(f"no layer named {after!r}; layers: {', '.join(LAYERS)}")
         return replace(self, extra=[*self.extra, (after, layer)])
+
+    def protecting(self, files: Iterable[ControlFile]) -> Policy:
+        """This policy with more control files: what a later part of the harness obeys.
+
+        The rules and this run's "always" answers stay shared with this policy.
+        """
+        return replace(self, control=self.control.adding(files))
 
     def decide(self, call: Call) -> Verdict:
         """The first layer with an opinion decides; an error in any layer denies."""
@@ -169,6 +194,7 @@ class Policy:
         for name, layer in [
             ("deny rules", self._deny_rules),
             ("plan mode", self._plan_mode),
+            ("control files", self._control_files),
             ("your answers", self._added_by_human),
             ("ask rules", self._ask_rules),
             ("allow rules", self._allow_rules),
@@ -213,6 +239,27 @@ class Policy:
         if self.mode is Mode.PLAN and call.side_effect not in CHANGES_NOTHING:
             return Verdict(Decision.DENY, "mode plan (read-only)")
         return PASS
+
+    def _control_files(self, call: Call) -> Verdict:
+        """A call that may change a control file is asked about, whatever comes after."""
+        if call.side_effect in CHANGES_NOTHING or call.key is None:
+            return PASS
+        found: ControlFile | None = None
+        if call.kind is KeyKind.PATH and call.outside is None:  # outside: the tool refuses it
+            names = (call.key, *call.aliases)
+            found = next(
+                (f for n in names if (f := self.control.written(self.workspace.root / n))), None
+            )
+        elif call.kind is KeyKind.COMMAND:
+            found = self.control.named_in(call.key)
+        if found is None:
+            return PASS
+        how = "names" if call.kind is KeyKind.COMMAND else "writes"
+        return Verdict(
+            Decision.ASK,
+            f"{how} the {CONTROL_FILE} {found.shown}: asked every time, whatever the mode or rules",
+            control=found.shown,
+        )
 
     def _mode_default(self, call: Call) -> Verdict:
         if call.side_effect in MODE_ALLOWS[self.mode]:

@@ -10,18 +10,32 @@ The mode comes from --mode, else the project's defaultMode, else yours, else
 "default". A settings file that does not parse stops the run before any
 request (exit 2), naming the file and what is wrong: a half-read policy is
 worse than none.
+
+So does a top-level key nobody reads: a misspelt "permissons" would drop
+every rule in it without a word, and in bypass mode `rm -rf` would run. The
+error names the key and the nearest known one. Which keys are known is given
+to the loader: `permissions`, read here, and the keys the run's other readers
+of the same files read (`other_keys`). The file is the harness's, not this
+chapter's: a harness that also runs hooks keeps them in it under `hooks`, as
+Claude Code does, so an agent that runs none leaves that key alone rather than
+refuse the file (and runs no hooks). A reader added later names its own key.
+
+Both settings files, in both places, and the audit log are the policy's first
+control files (`control.py`): the agent writes them only with a human's yes.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chapters.ch02.workspace import Workspace
+from chapters.ch03.control import ControlFiles, harness_files
 from chapters.ch03.policy import Mode, Policy
 from chapters.ch03.rules import KnownTools, Rule, RuleError
 from shared.errors import ConfigError
@@ -29,6 +43,8 @@ from shared.errors import ConfigError
 M = TypeVar("M", bound=BaseModel)
 PROJECT_SETTINGS = Path(".tutorial") / "settings.json"
 USER_SETTINGS = Path(".tutorial") / "settings.json"  # below the home folder
+PERMISSIONS = "permissions"  # the key this module reads
+NOT_READ_HERE = ("hooks",)  # a key of the same files, read by the harness's hooks, not here
 
 
 class Permissions(BaseModel):
@@ -55,13 +71,18 @@ def load_policy(
     mode: Mode | None = None,
     allow: Sequence[str] = (),
     deny: Sequence[str] = (),
+    other_keys: Collection[str] = NOT_READ_HERE,
 ) -> Policy:
-    """Read both settings files, add the command-line rules, and build the policy."""
+    """Read both settings files, add the command-line rules, and build the policy.
+
+    `other_keys`: the top-level keys other readers of these files read in this run.
+    """
     sources = [
         (workspace.root / PROJECT_SETTINGS, PROJECT_SETTINGS.as_posix()),
         (home / USER_SETTINGS, "~/" + USER_SETTINGS.as_posix()),
     ]
-    files = [(shown, _read(path, shown)) for path, shown in distinct_files(sources)]
+    keys = {PERMISSIONS, *other_keys}
+    files = [(shown, _read(path, shown, keys)) for path, shown in distinct_files(sources)]
     rules: dict[str, list[Rule]] = {"allow": [], "ask": [], "deny": []}
     for shown, permissions in files:
         for kind in rules:
@@ -70,7 +91,15 @@ def load_policy(
     for kind, texts in (("allow", allow), ("deny", deny)):
         rules[kind] += [_rule(text, f"--{kind}", f"--{kind}", known_tools) for text in texts]
     chosen = mode or next((p.default_mode for _, p in files if p.default_mode), Mode.DEFAULT)
-    return Policy(workspace, chosen, deny=rules["deny"], ask=rules["ask"], allow=rules["allow"])
+    control = ControlFiles(tuple(harness_files(workspace.root, home)))
+    return Policy(
+        workspace,
+        chosen,
+        deny=rules["deny"],
+        ask=rules["ask"],
+        allow=rules["allow"],
+        control=control,
+    )
 
 
 def distinct_files(sources: Sequence[tuple[Path, str]]) -> list[tuple[Path, str]]:
@@ -85,12 +114,17 @@ def distinct_files(sources: Sequence[tuple[Path, str]]) -> list[tuple[Path, str]
     return found
 
 
-def _read(path: Path, shown: str) -> Permissions:
-    return read_settings(path, shown, SettingsFile).permissions
+def _read(path: Path, shown: str, keys: Collection[str]) -> Permissions:
+    return read_settings(path, shown, SettingsFile, keys=keys).permissions
 
 
-def read_settings(path: Path, shown: str, model: type[M]) -> M:
-    """Parse one settings file into `model`; any problem is a ConfigError naming the file."""
+def read_settings(
+    path: Path, shown: str, model: type[M], *, keys: Collection[str] | None = None
+) -> M:
+    """Parse one settings file into `model`; any problem is a ConfigError naming the file.
+
+    `keys`, if given, are every top-level key the file may hold; any other stops the run.
+    """
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as error:
@@ -104,6 +138,8 @@ def read_settings(path: Path, shown: str, model: type[M]) -> M:
             f"{shown}: must hold one JSON object, such as "
             f'{{"permissions": {{"allow": ["shell(git status)"]}}}}; it holds a {_json_type(data)}'
         )
+    if keys is not None:
+        _known_keys_only(data, shown, keys)
     try:
         return model.model_validate(data)
     except ValidationError as error:
@@ -111,6 +147,22 @@ def read_settings(path: Path, shown: str, model: type[M]) -> M:
         where = ".".join(str(part) for part in problem["loc"]) or "the file"
         message = str(problem["msg"]).removeprefix("Value error, ")
         raise ConfigError(f"{shown}: {where}: {message}") from None
+
+
+def _known_keys_only(data: dict[str, object], shown: str, keys: Collection[str]) -> None:
+    """An unknown top-level key is an error that names it and the known key nearest to it."""
+    for key in data:
+        if key in keys:
+            continue
+        known = ", ".join(sorted(keys))
+        inner = {field.alias or name for name, field in Permissions.model_fields.items()}
+        if key in inner:  # one level too high: {"deny": [...]}
+            hint = f'did you mean "{PERMISSIONS}": {{"{key}": ...}}?'
+        elif near := difflib.get_close_matches(key, sorted(keys), n=1):
+            hint = f'did you mean "{near[0]}"?'
+        else:
+            hint = "remove it"
+        raise ConfigError(f'{shown}: unknown key "{key}"; {hint} (known keys: {known})')
 
 
 def _json_type(data: object) -> str:

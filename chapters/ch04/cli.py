@@ -21,7 +21,7 @@ from chapters.ch04.agent import build_agent
 from chapters.ch04.check_hooks import PreToolUseAdviser
 from chapters.ch04.demo import DEMO_PROMPT, demo_model, make_demo_workspace
 from chapters.ch04.hooks import Hooks
-from chapters.ch04.settings import load_hooks
+from chapters.ch04.settings import hook_programs, load_hooks
 from shared.agent import DEFAULT_MAX_TURNS
 from shared.cli import FriendlyCommand, Session, common_options, require_prompt, run_session
 from shared.completion import ModelClient
@@ -51,6 +51,7 @@ def command(
     root = choose_workspace(demo, workspace, make_demo_workspace)
     policy = policy_from_options(root, make_tools(root), mode, allow, deny)  # exit 2 if malformed
     hooks = Hooks(load_hooks(root, Path.home()))  # exit 2 if malformed
+    policy = policy.protecting(hook_programs(root, Path.home()))  # what the hooks run
 
     def run(task: str, model: ModelClient, console: Console) -> str:
         counts = ", ".join(f"{e}: {n}" for e, n in hooks.counts().items()) or "none"

@@ -19,7 +19,7 @@ from chapters.ch03.check import make_check_command
 from chapters.ch03.options import policy_from_options, policy_options
 from chapters.ch04.check_hooks import PreToolUseAdviser
 from chapters.ch04.hooks import Hooks
-from chapters.ch04.settings import load_hooks
+from chapters.ch04.settings import hook_programs, load_hooks
 from chapters.ch05.agent import build_agent, chapter_tools
 from chapters.ch05.demo import DEMO_PROMPT, demo_model, make_demo_workspace
 from chapters.ch05.todo import REMIND_AFTER, TodoPlan
@@ -61,6 +61,7 @@ def command(
     root = choose_workspace(demo, workspace, make_demo_workspace)
     policy = policy_from_options(root, chapter_tools(root), mode, allow, deny)  # exit 2 if bad
     hooks = Hooks(load_hooks(root, Path.home()))  # exit 2 if malformed
+    policy = policy.protecting(hook_programs(root, Path.home()))  # what the hooks run
 
     def run(task: str, model: ModelClient, console: Console) -> str:
         counts = ", ".join(f"{e}: {n}" for e, n in hooks.counts().items()) or "none"

@@ -18,6 +18,10 @@ system prompt. On a name clash the project's definition wins over yours, and
 yours over a built-in one. A definition with a problem stops the run before
 any request (exit 2), naming the file and the problem: an agent that silently
 lost a tool, or gained all of them, is worse than none.
+
+A definition decides what a sub-agent is told and which tools it gets, so both
+folders are control files of the harness (chapters/ch03/control.py): the agent
+writes into them only with a human's yes (`agent_folders`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from chapters.ch03.control import ControlFile, in_workspace_and_home
 from chapters.ch06.frontmatter import FrontMatterError, Value, parse_front_matter
 from chapters.ch06.prompt import EXPLORE_PROMPT, GENERAL_PROMPT
 from shared.agent import MAIN_AGENT
@@ -91,6 +96,11 @@ class AgentCatalog:
     def listed(self) -> str:
         """One line per agent, `- name: description`, for the task tool's description."""
         return "\n".join(f"- {a.name}: {a.description}" for a in self.agents.values())
+
+
+def agent_folders(workspace: Path, home: Path) -> list[ControlFile]:
+    """Where definitions are loaded from, for the policy's control files."""
+    return in_workspace_and_home(workspace, home, AGENTS_FOLDER, folder=True)
 
 
 def load_agents(workspace: Path, home: Path, known_tools: Collection[str]) -> AgentCatalog:

@@ -37,6 +37,10 @@ with its limits: one line each, no `>` folded description. A line number in a
 warning is still the file's. A skill that breaks a rule is left out with one
 warning naming its file and the rule; the other skills and the run go on. A
 broken skill should cost its author a warning, not cost every user the agent.
+
+A skill's instructions are followed as the user's own, so both skills folders
+are control files of the harness (chapters/ch03/control.py): the agent writes
+into them only with a human's yes (`skill_folders`).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from chapters.ch03.control import ControlFile, in_workspace_and_home
 from chapters.ch06.frontmatter import FENCE, FrontMatterError, Value, parse_front_matter
 
 SKILLS_FOLDER = Path(".tutorial") / "skills"  # below the workspace, and below your home folder
@@ -93,6 +98,11 @@ class SkillCatalog:
             return ""
         lines = [f"- {skill.name}: {skill.description}" for skill in self.skills.values()]
         return "\n".join([HEADING, INTRO, *lines])
+
+
+def skill_folders(workspace: Path, home: Path) -> list[ControlFile]:
+    """Where skills are loaded from, for the policy's control files."""
+    return in_workspace_and_home(workspace, home, SKILLS_FOLDER, folder=True)
 
 
 def load_skills(workspace: Path, home: Path) -> SkillCatalog:

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
+import shared.approval as approval_module
+import shared.cli as shared_cli
+from shared.scripted import response, tool_call
+from tutorial.catalog import CHAPTERS
 from tutorial.cli import cli
 
 
@@ -48,3 +52,78 @@ def read_outcomes(path: Path) -> list[dict[str, Any]]:
 
 def tutorial(*args: str, stdin: str | None = None, env: Mapping[str, str] | None = None) -> Result:
     return CliRunner().invoke(cli, list(args), input=stdin, env=env, prog_name="python -m tutorial")
+
+
+def ready_from(first: int) -> list[int]:
+    """The chapters a promise made in chapter `first` must keep: it and every later ready one."""
+    return [chapter.number for chapter in CHAPTERS if chapter.ready and chapter.number >= first]
+
+
+def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
+    return tool_call(call_id, name, json.dumps(arguments))
+
+
+class TaskModel:
+    """A scripted model for any chapter: each task makes its calls once, then reports.
+
+    A request is answered by the task it works on (the first user message that
+    holds one of `calls`' keys, so a sub-agent's own task has a script of its
+    own): with that task's calls while the request has no tool result yet, then
+    with the tool results' text as the answer. The number of requests a
+    chapter makes (reminders, summaries, retries) does not matter.
+    """
+
+    name = "task-model"
+    label = "task-model (scripted, no network)"
+
+    def __init__(self, calls: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
+        self.calls = calls
+        self.requests: list[Mapping[str, Any]] = []
+
+    def complete(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        self.requests.append(request)
+        messages = request["messages"]
+        asked = [str(m.get("content")) for m in messages if m["role"] == "user"]
+        task = next((t for text in asked for t in self.calls if t in text), None)
+        results = [str(m.get("content")) for m in messages if m["role"] == "tool"]
+        if task is None:
+            return response("no task I know")
+        if not results:
+            return response(None, list(self.calls[task]))
+        return response("results:\n" + "\n".join(results))
+
+
+RunChapter = Callable[..., Result]
+
+
+@pytest.fixture
+def run_chapter(monkeypatch: pytest.MonkeyPatch) -> RunChapter:
+    """`run_chapter(number, workspace, model, *options, terminal=False, stdin=None)`: the
+    chapter's command line (`tutorial run`), its model replaced by `model`. With `terminal`
+    the human is asked at a terminal and answers with `stdin`; without, nobody can answer."""
+
+    def run(
+        number: int,
+        workspace: Path,
+        model: TaskModel,
+        *options: str,
+        prompt: str = "do the task",
+        terminal: bool = False,
+        stdin: str | None = None,
+    ) -> Result:
+        monkeypatch.setattr(shared_cli, "select_model", lambda **_: model)
+        monkeypatch.setattr(approval_module, "is_terminal", lambda stream: terminal)
+        workspace.mkdir(parents=True, exist_ok=True)
+        return tutorial(
+            "run",
+            "--chapter",
+            str(number),
+            "--prompt",
+            prompt,
+            "--workspace",
+            str(workspace),
+            *options,
+            stdin=stdin,
+        )
+
+    return run

@@ -1,0 +1,72 @@
+"""The programs a hook runs are control files too, and `hooks` is a key the settings may hold.
+
+A hook runs unasked, in every mode: an agent that could rewrite `hooks/guard.py`
+would choose what the next run's guard lets through. So a file a hook's command
+names is asked about like the settings themselves (chapters/ch03/control.py),
+in this chapter and every later one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chapters.ch03.audit import AUDIT_FILE
+from chapters.ch03.settings import PROJECT_SETTINGS
+from chapters.ch03.tests.support import (
+    RunChapter,
+    TaskModel,
+    call,
+    read_audit,
+    ready_from,
+    write_json,
+)
+
+pytestmark = pytest.mark.usefixtures("isolated")
+
+GUARD = "hooks/guard.py"
+SETTINGS = {
+    "hooks": {
+        "PreToolUse": [{"matcher": "no_such_tool", "command": f"python {GUARD} --strict"}],
+    }
+}
+
+
+@pytest.mark.parametrize("chapter", ready_from(4))
+def test_the_program_a_hook_names_is_written_only_with_a_human_yes(
+    run_chapter: RunChapter, tmp_path: Path, chapter: int
+) -> None:
+    workspace = tmp_path / "ws"
+    write_json(workspace / PROJECT_SETTINGS, SETTINGS)
+    write_json(workspace / GUARD, "print('guarding')\n")
+    calls = [
+        call("c0", "read_file", path=GUARD),  # a file is read before it is overwritten
+        call("c1", "write_file", path=GUARD, content="print('let it all through')\n"),
+        call("c2", "shell", command=f"echo 'import os' >> {GUARD}"),
+        call("c3", "write_file", path="notes.md", content="a note\n"),
+    ]
+    result = run_chapter(chapter, workspace, TaskModel({"do the task": calls}), "--mode", "bypass")
+    assert result.exit_code == 0, result.stderr  # `hooks` is a key this chapter reads
+    assert (workspace / GUARD).read_text(encoding="utf-8") == "print('guarding')\n"
+    assert (workspace / "notes.md").is_file()  # any other write goes on as the mode says
+    decisions = [(r["tool_call_id"], r["decision"]) for r in read_audit(workspace / AUDIT_FILE)]
+    assert decisions[1:] == [
+        ("c1", "ask"),
+        ("c1", "deny"),
+        ("c2", "ask"),
+        ("c2", "deny"),
+        ("c3", "allow"),
+    ]
+    assert f"may change a harness control file ({GUARD})" in result.stdout
+
+
+@pytest.mark.parametrize("chapter", ready_from(4))
+def test_a_misspelt_hooks_key_stops_the_run_and_names_hooks(
+    run_chapter: RunChapter, tmp_path: Path, chapter: int
+) -> None:
+    workspace = tmp_path / "ws"
+    write_json(workspace / PROJECT_SETTINGS, {"hoks": SETTINGS["hooks"]})
+    result = run_chapter(chapter, workspace, TaskModel({}))
+    assert result.exit_code == 2
+    assert 'unknown key "hoks"; did you mean "hooks"?' in result.stderr
