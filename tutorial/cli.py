@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import click
 
-from shared.cli import HELP_OPTIONS, FriendlyGroup
+from shared.cli import HELP_OPTIONS, FriendlyGroup, StrayWordError, one_dash_option
 from tutorial.catalog import CHAPTERS, find_chapter
 
 PROG_NAME = "python -m tutorial"
@@ -74,7 +74,9 @@ def run(chapter: int | None, chapter_args: tuple[str, ...]) -> None:
         if any(word in args for word in HELP_WORDS):
             click.echo(_run_help())
             return
-        raise click.UsageError(f"{BOTH_REQUIRED}: --chapter is missing, e.g. --chapter 1")
+        raise _misplaced_chapter(args) or click.UsageError(
+            f"{BOTH_REQUIRED}: --chapter is missing, e.g. --chapter 1"
+        )
     command = find_chapter(chapter).command()
     assert command is not None  # every chapter that is ready has one
     _invoke(command, f"{PROG_NAME} run --chapter {chapter}", args)
@@ -197,6 +199,13 @@ def diff(chapter: int, stat: bool) -> None:
         Console().print(Syntax(text, "diff", word_wrap=True))
     else:
         click.echo(text)
+
+
+def _misplaced_chapter(args: list[str]) -> StrayWordError | None:
+    """`run 1 ...` or `run -chapter 1 ...`: the chapter was meant, and the line says how."""
+    if args and args[0].isdigit():
+        return StrayWordError(args[0], "The chapter is an option", f"--chapter {args[0]}")
+    return one_dash_option(run, args)
 
 
 def _invoke(command: click.Command, prog_name: str, args: list[str]) -> None:
