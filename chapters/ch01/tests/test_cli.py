@@ -315,3 +315,12 @@ def test_a_one_dash_option_is_named_by_a_chapter_script_too() -> None:
     assert result.stderr.splitlines() == [
         "Unknown argument: -demo. Options have two dashes: --demo"
     ]
+
+
+def test_a_dotenv_that_is_not_utf8_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_bytes("OPENAI_MODEL=qwen # 模型\n".encode("gbk"))
+    result = tutorial("run", "--chapter", "1", "--prompt", "hi")
+    assert result.exit_code == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("配置错误: ") and "is not UTF-8 text" in line
+    assert_no_traceback(result)
