@@ -180,7 +180,8 @@ def _dotenv_text(path: Path) -> str:
         ) from None
     if "\0" in text:  # what UTF-16 without its BOM looks like, read as UTF-8
         raise ConfigError(
-            f"{path} is not UTF-8 text (it has NUL characters, as UTF-16 without a BOM has): {SAVE_AS_UTF8}"
+            f"{path} is not UTF-8 text (it has NUL characters, as UTF-16 without a BOM has): "
+            + SAVE_AS_UTF8
         )
     return text
 
