@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
-from shared.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, TutorialError
+from shared.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    TutorialError,
+    WorkingFolderError,
+)
 
 if TYPE_CHECKING:  # pydantic-backed modules stay unloaded for --help
     from shared.completion import ModelClient
@@ -225,8 +231,23 @@ def select_model(
 
 
 def working_directory() -> Path:
-    """The folder the agent was started in: where `.env` is read and commands run."""
-    return Path(os.getcwd())
+    """The folder the agent was started in: where `.env` is read and commands run.
+
+    A shell can stay in a folder that another program deleted; every command started
+    there fails to find it, so the line says where to go instead.
+    """
+    try:
+        return Path(os.getcwd())
+    except FileNotFoundError:
+        raise WorkingFolderError(
+            "The current folder no longer exists (deleted, or moved away): "
+            "cd into a folder that exists and run again"
+        ) from None
+    except OSError as error:
+        raise WorkingFolderError(
+            f"The current folder cannot be read ({error.strerror}): "
+            "cd into a folder you can read and run again"
+        ) from None
 
 
 def _never_fail_on_encoding() -> None:
