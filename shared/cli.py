@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
-from shared.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, TutorialError
+from shared.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    TutorialError,
+    WorkingFolderError,
+)
 
 if TYPE_CHECKING:  # pydantic-backed modules stay unloaded for --help
     from shared.completion import ModelClient
@@ -79,12 +85,56 @@ def require_prompt(prompt: str | None, demo: bool) -> None:
     raise click.UsageError(MISSING_PROMPT)
 
 
+class StrayWordError(click.UsageError):
+    """A word the command line cannot place, and what to type instead: one line, no more."""
+
+    def __init__(self, word: str, why: str, fix: str) -> None:
+        super().__init__(f"Unknown argument: {word}. {why}: {fix}")
+
+
+def one_dash_option(
+    command: click.Command, args: Sequence[str], start: str = "-"
+) -> StrayWordError | None:
+    """`-demo` where `--demo` was meant, if `args` has such a word (starting with `start`):
+    click reads it as the short options -d -e -m -o and names only `-d`. The fix keeps the
+    option's value."""
+    options = {
+        name: param
+        for param in command.params
+        if isinstance(param, click.Option)
+        for name in (*param.opts, *param.secondary_opts)
+        if name.startswith("--")
+    }
+    for at, word in enumerate(args):
+        name, equals, _ = word.partition("=")
+        if not word.startswith(start) or word.startswith("--") or "-" + name not in options:
+            continue
+        fix = "-" + word
+        following = args[at + 1] if at + 1 < len(args) else ""
+        takes_value = not equals and not options["-" + name].is_flag
+        if takes_value and following and not following.startswith("-"):
+            spaced = any(character.isspace() for character in following)
+            fix += f' "{following}"' if spaced else f" {following}"
+        return StrayWordError(word, "Options have two dashes", fix)
+    return None
+
+
 class FriendlyCommand(click.Command):
     """A click command whose `main` prints one line per failure instead of a traceback."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["context_settings"] = {**HELP_OPTIONS, **(kwargs.get("context_settings") or {})}
         super().__init__(*args, **kwargs)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # click's parser consumes the list it is given
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as error:
+            stray = one_dash_option(self, given, start=error.option_name)
+            if stray is None:
+                raise
+            raise stray from None
 
     def main(  # type: ignore[override]
         self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any
@@ -104,6 +154,9 @@ def _friendly(run: Callable[[], Any], standalone: bool) -> int:
     try:
         result = run()
         code = result if isinstance(result, int) else EXIT_OK
+    except StrayWordError as error:  # the line says what to type: no pointer to --help
+        _say(error.format_message())
+        code = EXIT_USAGE
     except click.NoSuchOption as error:
         _say(f"Unknown argument: {error.option_name}")
         close = difflib.get_close_matches(error.option_name, error.possibilities or [], n=1)
@@ -187,8 +240,23 @@ def select_model(
 
 
 def working_directory() -> Path:
-    """The folder the agent was started in: where `.env` is read and commands run."""
-    return Path(os.getcwd())
+    """The folder the agent was started in: where `.env` is read and commands run.
+
+    A shell can stay in a folder that another program deleted; every command started
+    there fails to find it, so the line says where to go instead.
+    """
+    try:
+        return Path(os.getcwd())
+    except FileNotFoundError:
+        raise WorkingFolderError(
+            "The current folder no longer exists (deleted, or moved away): "
+            "cd into a folder that exists and run again"
+        ) from None
+    except OSError as error:
+        raise WorkingFolderError(
+            f"The current folder cannot be read ({error.strerror}): "
+            "cd into a folder you can read and run again"
+        ) from None
 
 
 def _never_fail_on_encoding() -> None:

@@ -10,7 +10,8 @@ two bounds the client keeps itself, whatever the provider does:
 `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `OPENAI_MODEL` come from the environment,
 else from `.env` in the working directory; the environment wins. A value that
 is blank (whitespace counts) is treated as unset, so an exported empty variable
-does not hide the value in `.env`.
+does not hide the value in `.env`. `.env` is UTF-8 (a BOM is allowed) or UTF-16
+with its BOM; another encoding is a `ConfigError` saying how to save it.
 
 A second endpoint (another model to use beside or instead of the first) is
 named by a prefix in place of `OPENAI_`: `load_optional_settings` reads
@@ -24,6 +25,8 @@ environment and the folder passed in, which is also how tests call it.
 
 from __future__ import annotations
 
+import codecs
+import io
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
@@ -65,6 +68,10 @@ EXAMPLE_BASE_URL = "https://api.openai.com/v1"
 MISSING_HINT = (
     " (set them in the environment or in .env in this folder, see .env.example;"
     " or add --demo to run the chapter without a model)"
+)
+SAVE_AS_UTF8 = (
+    "save it as UTF-8 (in Notepad: Save As, Encoding UTF-8; in PowerShell: "
+    "(Get-Content .env) | Set-Content -Encoding utf8 .env)"
 )
 
 
@@ -192,7 +199,32 @@ def _read_dotenv(cwd: Path) -> dict[str, str]:
         return {}
     from dotenv import dotenv_values
 
-    return {name: value for name, value in dotenv_values(path).items() if value is not None}
+    values = dotenv_values(stream=io.StringIO(_dotenv_text(path)))
+    return {name: value for name, value in values.items() if value is not None}
+
+
+def _dotenv_text(path: Path) -> str:
+    """`.env` as text: UTF-8, with or without a BOM, or UTF-16 with its BOM, which is what
+    `>` writes in Windows PowerShell 5.1. Anything else is one line with the fix."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror}") from None
+    utf16 = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    try:
+        text = data.decode("utf-16" if utf16 else "utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise ConfigError(
+            f"{path} is not UTF-8 text (byte 0x{data[error.start]:02x} on line {line}): "
+            f"{SAVE_AS_UTF8}"
+        ) from None
+    if "\0" in text:  # what UTF-16 without its BOM looks like, read as UTF-8
+        raise ConfigError(
+            f"{path} is not UTF-8 text (it has NUL characters, as UTF-16 without a BOM has): "
+            + SAVE_AS_UTF8
+        )
+    return text
 
 
 def _describe(item: Mapping[str, object], prefix: str) -> str:

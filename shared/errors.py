@@ -40,6 +40,15 @@ class ConfigError(TutorialError):
         return f"配置错误: {self}"
 
 
+class WorkingFolderError(TutorialError):
+    """The folder the command was started in cannot be used: deleted, moved away, unreadable."""
+
+    exit_code = EXIT_USAGE
+
+    def cli_line(self) -> str:
+        return str(self)
+
+
 class AgentError(TutorialError):
     """The loop stopped without an answer."""
 

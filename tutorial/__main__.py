@@ -1,5 +1,5 @@
 """`python -m tutorial`: the dispatcher."""
 
-from tutorial.cli import main
+from shared.entry import start
 
-main()
+start("tutorial.cli")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import click
 
-from shared.cli import HELP_OPTIONS, FriendlyGroup
+from shared.cli import HELP_OPTIONS, FriendlyGroup, StrayWordError, one_dash_option
 from tutorial.catalog import CHAPTERS, find_chapter
 
 PROG_NAME = "python -m tutorial"
@@ -74,10 +74,12 @@ def run(chapter: int | None, chapter_args: tuple[str, ...]) -> None:
         if any(word in args for word in HELP_WORDS):
             click.echo(_run_help())
             return
-        raise click.UsageError(f"{BOTH_REQUIRED}: --chapter is missing, e.g. --chapter 1")
+        raise _misplaced_chapter(args) or click.UsageError(
+            f"{BOTH_REQUIRED}: --chapter is missing, e.g. --chapter 1"
+        )
     command = find_chapter(chapter).command()
     assert command is not None  # every chapter that is ready has one
-    _invoke(command, f"{PROG_NAME} run --chapter {chapter}", args)
+    _invoke(command, "run", chapter, args)
 
 
 @cli.group(context_settings=HELP_OPTIONS)
@@ -112,7 +114,7 @@ def add_chapter_command(group: click.Group, spec: ChapterCommand) -> None:
         found = find_chapter(chapter).command(spec.attribute)
         if found is None:
             raise click.UsageError(spec.absent.format(n=chapter))
-        _invoke(found, f"{PROG_NAME} {spec.words} --chapter {chapter}", list(args))
+        _invoke(found, spec.words, chapter, list(args), spec.attribute)
 
     command.__doc__ = spec.doc
     decorated = click.argument("args", nargs=-1, type=click.UNPROCESSED)(command)
@@ -200,10 +202,45 @@ def diff(chapter: int, stat: bool) -> None:
         click.echo(text)
 
 
-def _invoke(command: click.Command, prog_name: str, args: list[str]) -> None:
-    """Parse and invoke a chapter's command directly: its errors rise to our error policy."""
-    with command.make_context(prog_name, args) as sub:
+def _misplaced_chapter(args: list[str]) -> StrayWordError | None:
+    """`run 1 ...` or `run -chapter 1 ...`: the chapter was meant, and the line says how."""
+    if args and args[0].isdigit():
+        return StrayWordError(args[0], "The chapter is an option", f"--chapter {args[0]}")
+    return one_dash_option(run, args)
+
+
+def _invoke(
+    command: click.Command, words: str, chapter: int, args: list[str], attribute: str = "command"
+) -> None:
+    """Parse and invoke a chapter's command directly: its errors rise to our error policy.
+
+    `words` name the command after `python -m tutorial`, `attribute` the chapter's click
+    command; an option that only a later chapter's command has is named with that chapter.
+    """
+    try:
+        context = command.make_context(f"{PROG_NAME} {words} --chapter {chapter}", args)
+    except click.NoSuchOption as error:
+        raise _later_option(error.option_name, words, chapter, attribute) or error from None
+    with context as sub:
         command.invoke(sub)
+
+
+def _later_option(option: str, words: str, chapter: int, attribute: str) -> StrayWordError | None:
+    """`option` is not chapter `chapter`'s: the first later chapter whose command has it."""
+    for later in CHAPTERS:
+        if later.number <= chapter or not later.ready:
+            continue
+        command = later.command(attribute)
+        names = {
+            n for p in (command.params if command else ()) for n in (*p.opts, *p.secondary_opts)
+        }
+        if option in names:
+            return StrayWordError(
+                option,
+                f"Chapter {chapter} has no such option; chapter {later.number} adds it",
+                f"{PROG_NAME} {words} --chapter {later.number} {option} ...",
+            )
+    return None
 
 
 def _run_help() -> str:

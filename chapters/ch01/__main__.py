@@ -1,5 +1,5 @@
 """`python -m chapters.ch01 --prompt "..."`: chapter 1's own script."""
 
-from chapters.ch01.cli import main
+from shared.entry import start
 
-main()
+start("chapters.ch01.cli")

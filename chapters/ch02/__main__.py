@@ -1,5 +1,5 @@
 """`python -m chapters.ch02 --prompt "..."`: chapter 2's own script."""
 
-from chapters.ch02.cli import main
+from shared.entry import start
 
-main()
+start("chapters.ch02.cli")

@@ -1,5 +1,5 @@
 """`python -m chapters.ch03 --prompt "..."`: chapter 3's own script."""
 
-from chapters.ch03.cli import main
+from shared.entry import start
 
-main()
+start("chapters.ch03.cli")

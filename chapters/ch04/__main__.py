@@ -1,5 +1,5 @@
 """`python -m chapters.ch04 --prompt "..."`: chapter 4's own script."""
 
-from chapters.ch04.cli import main
+from shared.entry import start
 
-main()
+start("chapters.ch04.cli")

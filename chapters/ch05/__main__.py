@@ -1,5 +1,5 @@
 """`python -m chapters.ch05 --prompt "..."`: chapter 5's own script."""
 
-from chapters.ch05.cli import main
+from shared.entry import start
 
-main()
+start("chapters.ch05.cli")

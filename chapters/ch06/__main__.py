@@ -1,5 +1,5 @@
 """`python -m chapters.ch06 --prompt "..."`: chapter 6's own script."""
 
-from chapters.ch06.cli import main
+from shared.entry import start
 
-main()
+start("chapters.ch06.cli")

@@ -1,5 +1,5 @@
 """`python -m chapters.ch07 --prompt "..."`: chapter 7's own script."""
 
-from chapters.ch07.cli import main
+from shared.entry import start
 
-main()
+start("chapters.ch07.cli")

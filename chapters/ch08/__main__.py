@@ -1,5 +1,5 @@
 """`python -m chapters.ch08 --prompt "..."`: chapter 8's own script."""
 
-from chapters.ch08.cli import main
+from shared.entry import start
 
-main()
+start("chapters.ch08.cli")

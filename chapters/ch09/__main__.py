@@ -1,5 +1,5 @@
 """`python -m chapters.ch09 --prompt "..."`: chapter 9's own script."""
 
-from chapters.ch09.cli import main
+from shared.entry import start
 
-main()
+start("chapters.ch09.cli")

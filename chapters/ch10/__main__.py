@@ -1,5 +1,5 @@
 """`python -m chapters.ch10 --prompt "..."`: chapter 10's own script."""
 
-from chapters.ch10.cli import main
+from shared.entry import start
 
-main()
+start("chapters.ch10.cli")

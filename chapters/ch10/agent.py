@@ -183,11 +183,14 @@ def assemble_prompt(
     return replace(prompt, warnings=(*prompt.warnings, *index.warnings))
 
 
-def chapter_prompt(workspace: Workspace, home: Path, today: date) -> SystemPrompt:
-    """The prompt a run in `workspace` would send on `today`: what `tutorial prompt` prints."""
+def chapter_prompt(
+    workspace: Workspace, home: Path, today: date, tools: Collection[str] | None = None
+) -> SystemPrompt:
+    """The prompt a run in `workspace` would send on `today`: what `tutorial prompt` prints.
+    `tools`: the names of the tools the run has, when it does not have every one."""
     environment = read_environment(workspace.root, today)
-    tools, skills = chapter_tools(workspace).names, load_skills(workspace.root, home)
-    return assemble_prompt(workspace, home, environment, tools, skills)
+    names = chapter_tools(workspace).names if tools is None else tools
+    return assemble_prompt(workspace, home, environment, names, load_skills(workspace.root, home))
 
 
 def chapter_tools(workspace: Workspace, agents: AgentCatalog | None = None) -> ToolRegistry:

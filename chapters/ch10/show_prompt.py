@@ -11,9 +11,10 @@ go to stderr in both cases. Nothing is started and no model is asked.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -23,25 +24,29 @@ from chapters.ch10.sections import Section, SystemPrompt
 from chapters.ch10.tokens import HOW, estimate_tokens
 from shared.cli import FriendlyCommand, working_directory
 
-# A chapter's prompt for (workspace, home folder, today): the same function its run calls.
-PromptFor = Callable[[Workspace, Path, date], SystemPrompt]
+# A chapter's prompt for (workspace, home folder, today, and the values of its `options`
+# by name): the same function its run calls.
+PromptFor = Callable[..., SystemPrompt]
+Option = Callable[[Callable[..., Any]], Callable[..., Any]]  # a click.option(...) decorator
+RAW_OPTION = click.option(
+    "--raw", is_flag=True, help="Print the prompt exactly as sent, nothing else."
+)
 
 
 def make_prompt_command(
-    prompt_for: PromptFor, today: Callable[[], date] = date.today
+    prompt_for: PromptFor, today: Callable[[], date] = date.today, options: Sequence[Option] = ()
 ) -> click.Command:
     """`prompt` for a chapter whose run builds its system prompt with `prompt_for`.
 
     `today` is the clock, asked when the command runs (a test passes a fixed one).
+    `options` are options of the chapter's run that change its prompt, so that the
+    prompt shown is the one a run with them sends; their values go to `prompt_for`.
     """
 
-    @click.command(name="prompt", cls=FriendlyCommand)
-    @workspace_option
-    @click.option("--raw", is_flag=True, help="Print the prompt exactly as sent, nothing else.")
-    def prompt_command(workspace: Path | None, raw: bool) -> None:
+    def prompt_command(workspace: Path | None, raw: bool, **chosen: Any) -> None:
         """Print the system prompt a run from here would send, section by section."""
         root = Workspace(workspace or working_directory())
-        prompt = prompt_for(root, Path.home(), today())
+        prompt = prompt_for(root, Path.home(), today(), **chosen)
         for warning in prompt.warnings:
             click.echo(f"warning: {warning}", err=True)
         if raw:
@@ -49,7 +54,9 @@ def make_prompt_command(
         else:
             click.echo(report(prompt, root.root))
 
-    return prompt_command
+    for option in (*options, RAW_OPTION, workspace_option):  # --help lists them in this order
+        prompt_command = option(prompt_command)
+    return click.command(name="prompt", cls=FriendlyCommand)(prompt_command)
 
 
 def report(prompt: SystemPrompt, folder: Path) -> str:

@@ -1,5 +1,5 @@
 """`python -m chapters.ch11 --prompt "..."`: chapter 11's own script."""
 
-from chapters.ch11.cli import main
+from shared.entry import start
 
-main()
+start("chapters.ch11.cli")

@@ -7,7 +7,9 @@
                             (a text) or answered (a tool call) before the run ends
                             (default 3)
     --tools NAMES           only these tools, separated by commas (default: all);
-                            a small model does better with fewer
+                            a small model does better with fewer. `python -m tutorial
+                            prompt --chapter 11 --tools NAMES` prints the system
+                            prompt such a run sends
 
 Three more settings, read and checked like the first model's (shared/config.py)
 before anything starts: `OPENAI_FALLBACK_MODEL`, and optionally its own
@@ -35,6 +37,7 @@ import click
 
 from chapters.ch01.loop import run_agent
 from chapters.ch02.options import choose_workspace
+from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import TerminalAsker
 from chapters.ch03.audit import AUDIT_FILE, AuditLog
 from chapters.ch03.check import make_check_command
@@ -58,6 +61,7 @@ from chapters.ch09.resume import open_session
 from chapters.ch09.sessions import find_session
 from chapters.ch10.agent import chapter_prompt, chapter_tools
 from chapters.ch10.environment import read_environment
+from chapters.ch10.sections import SystemPrompt
 from chapters.ch10.show_prompt import make_prompt_command
 from chapters.ch10.skills import skill_folders
 from chapters.ch11.agent import build_agent
@@ -65,7 +69,7 @@ from chapters.ch11.continuation import DEFAULT_MAX_CONTINUATIONS
 from chapters.ch11.demo import DEMO_PROMPT, DemoClock, demo_model, make_demo_workspace
 from chapters.ch11.recovery_console import RecoveryConsole
 from chapters.ch11.retry import DEFAULT_MAX_RETRIES, Clock, SystemClock
-from chapters.ch11.tool_choice import choose_agents, keep_only, parse_tool_names
+from chapters.ch11.tool_choice import choose_agents, keep_only, parse_tool_names, tools_option
 from shared.agent import DEFAULT_MAX_TURNS
 from shared.cli import (
     FriendlyCommand,
@@ -176,12 +180,7 @@ FALLBACK_PREFIX = "OPENAI_FALLBACK_"  # OPENAI_FALLBACK_MODEL, _BASE_URL, _API_K
     show_default=True,
     help="Replies cut at the output limit in a row that are continued before the run ends.",
 )
-@click.option(
-    "--tools",
-    "tool_names",
-    metavar="NAMES",
-    help="Only these tools, separated by commas, e.g. read_file,edit_file (default: all).",
-)
+@tools_option
 def command(
     prompt: str | None,
     max_turns: int,
@@ -317,7 +316,18 @@ def command(
 
 check_command = make_check_command(chapter_tools, PreToolUseAdviser())
 agents_command = make_agents_command(plan_tools)
-prompt_command = make_prompt_command(chapter_prompt)
+
+
+def prompt_for(
+    workspace: Workspace, home: Path, today: date, tool_names: str | None = None
+) -> SystemPrompt:
+    """The prompt a run with these `--tools` would send: `prompt --chapter 11 --tools ...`."""
+    every_tool = chapter_tools(workspace)
+    chosen = parse_tool_names(tool_names, every_tool.names)  # exit 2 on a misspelt name
+    return chapter_prompt(workspace, home, today, keep_only(every_tool, chosen).names)
+
+
+prompt_command = make_prompt_command(prompt_for, options=[tools_option])
 
 __all__ = [
     "agents_command",

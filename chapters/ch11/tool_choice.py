@@ -31,6 +31,13 @@ from shared.tools import ToolRegistry
 
 SEPARATOR = ","
 
+tools_option = click.option(
+    "--tools",
+    "tool_names",
+    metavar="NAMES",
+    help="Only these tools, separated by commas, e.g. read_file,edit_file (default: all).",
+)
+
 
 def parse_tool_names(text: str | None, known: Iterable[str]) -> frozenset[str] | None:
     """The names `--tools` lists (None: every tool); an unknown or empty one is exit 2."""

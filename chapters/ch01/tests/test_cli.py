@@ -285,3 +285,42 @@ def test_a_very_long_output_line_is_cut_on_the_console_but_reaches_the_model_who
     shown = h.console_text()
     assert len(shown) < 5_000
     assert "more characters sent to the model" in shown
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["run", "1", "--demo"], "Unknown argument: 1. The chapter is an option: --chapter 1"),
+        (
+            ["run", "-chapter", "1"],
+            "Unknown argument: -chapter. Options have two dashes: --chapter 1",
+        ),
+        (
+            ["run", "--chapter", "1", "-demo"],
+            "Unknown argument: -demo. Options have two dashes: --demo",
+        ),
+    ],
+    ids=["bare-number", "one-dash-chapter", "one-dash-demo"],
+)
+def test_a_stray_word_is_named_with_its_fix_in_one_line(args: list[str], said: str) -> None:
+    result = tutorial(*args)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [said]
+    assert_no_traceback(result)
+
+
+def test_a_one_dash_option_is_named_by_a_chapter_script_too() -> None:
+    result = chapter("-demo")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "Unknown argument: -demo. Options have two dashes: --demo"
+    ]
+
+
+def test_a_dotenv_that_is_not_utf8_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_bytes("OPENAI_MODEL=qwen # 模型\n".encode("gbk"))
+    result = tutorial("run", "--chapter", "1", "--prompt", "hi")
+    assert result.exit_code == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("配置错误: ") and "is not UTF-8 text" in line
+    assert_no_traceback(result)

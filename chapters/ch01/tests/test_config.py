@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,50 @@ def test_dotenv_in_the_working_directory_is_read(tmp_path: Path) -> None:
     )
     settings = load_settings({}, tmp_path)
     assert (settings.base_url, settings.model) == ("http://localhost:11434/v1", "qwen")
+
+
+DOTENV = (  # a setting on the first line: a BOM left in front would hide it
+    "OPENAI_BASE_URL=http://localhost:11434/v1\n# the local model, café\n"
+    "OPENAI_API_KEY=ollama\nOPENAI_MODEL=qwen\n"
+)
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        codecs.BOM_UTF16_LE + DOTENV.encode("utf-16-le"),  # Windows PowerShell 5.1's `>`
+        codecs.BOM_UTF16_BE + DOTENV.encode("utf-16-be"),
+        codecs.BOM_UTF8 + DOTENV.encode("utf-8"),  # its Set-Content -Encoding utf8, Notepad
+        DOTENV.replace("\n", "\r\n").encode("utf-8"),
+    ],
+    ids=["utf-16-le-bom", "utf-16-be-bom", "utf-8-bom", "utf-8-crlf"],
+)
+def test_a_dotenv_in_utf16_or_with_a_bom_is_read(encoded: bytes, tmp_path: Path) -> None:
+    (tmp_path / ".env").write_bytes(encoded)
+    settings = load_settings({}, tmp_path)
+    assert (settings.base_url, settings.model) == ("http://localhost:11434/v1", "qwen")
+    assert settings.api_key.get_secret_value() == "ollama"
+
+
+@pytest.mark.parametrize(
+    ("encoded", "where"),
+    [
+        (DOTENV.replace("café", "模型").encode("gbk"), "line 2"),  # Notepad's ANSI
+        (DOTENV.encode("latin-1"), "line 2"),
+        (b"OPENAI_MODEL=qwen\n" + b"\xff\xff\n", "line 2"),
+        (DOTENV.replace("é", "e").encode("utf-16-le"), "NUL"),  # UTF-16 without its BOM
+    ],
+    ids=["gbk", "latin-1", "invalid", "utf-16-no-bom"],
+)
+def test_a_dotenv_in_another_encoding_is_one_line_naming_the_file_and_the_fix(
+    encoded: bytes, where: str, tmp_path: Path
+) -> None:
+    (tmp_path / ".env").write_bytes(encoded)
+    line = problem(GOOD, tmp_path)
+    assert line.startswith(f"配置错误: {tmp_path / '.env'} is not UTF-8 text (")
+    assert where in line
+    assert "save it as UTF-8" in line
+    assert "\n" not in line
 
 
 def test_the_environment_wins_over_dotenv(tmp_path: Path) -> None:

@@ -9,8 +9,11 @@ from typing import Any
 
 import click
 import pytest
+from click.testing import CliRunner
 
+import chapters.ch11.cli as chapter_cli
 from chapters.ch01.tests.chat_server import ChatServer
+from chapters.ch03.tests.support import tutorial
 from chapters.ch06.definitions import load_agents
 from chapters.ch07.scripted_stream import calls_stream, text_stream
 from chapters.ch11.tests.composed import Agent11
@@ -193,3 +196,44 @@ def test_the_start_line_says_what_the_choice_took_from_each_agent(
 ) -> None:
     agents = load_agents(tmp_path, tmp_path, ("read_file", "edit_file", "glob", "grep"))
     assert choose_agents(agents, child_tools).described() == said
+
+
+def test_tutorial_prompt_shows_the_prompt_a_run_with_tools_sends(tmp_path: Path) -> None:
+    chosen = ("--tools", "grep,read_file")
+    with ChatServer([sse(*text_stream("Done."))]) as server:
+        result = chapter11(
+            *("--prompt", "hi", "--workspace", str(tmp_path), *chosen),
+            env=environment(server.base_url),
+        )
+        (body,) = [r.body for r in server.completion_requests()]
+    assert result.exit_code == 0, result.stderr
+    sent = body["messages"][0]["content"]
+    shown = CliRunner().invoke(
+        chapter_cli.prompt_command, ["--workspace", str(tmp_path), *chosen, "--raw"]
+    )
+    assert shown.exit_code == 0, shown.stderr
+    assert shown.stdout.rsplit("\n", 1)[0] == sent.rsplit("\n", 1)[0]  # the date: its own clock
+    everything = CliRunner().invoke(chapter_cli.prompt_command, ["--workspace", str(tmp_path)])
+    assert "todo_write" in everything.stdout and "todo_write" not in shown.stdout
+
+
+def test_the_dispatcher_passes_tools_to_chapter_11s_prompt_and_checks_the_names() -> None:
+    shown = tutorial("prompt", "--chapter", "11", "--tools", "read_file,edit_file")
+    assert shown.exit_code == 0, shown.stderr
+    assert "edit_file's old_string" in shown.stdout and "todo_write" not in shown.stdout
+    misspelt = tutorial("prompt", "--chapter", "11", "--tools", "read_file,reed")
+    assert misspelt.exit_code == 2
+    assert "Invalid value for --tools: no tool named 'reed'; the tools are: read_file," in (
+        misspelt.stderr
+    )
+
+
+@pytest.mark.parametrize("words", [["prompt"], ["run", "--prompt", "hi"]])
+def test_tools_for_a_chapter_without_it_names_the_chapter_that_has_it(words: list[str]) -> None:
+    command, *rest = words
+    result = tutorial(command, "--chapter", "10", *rest, "--tools", "read_file")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "Unknown argument: --tools. Chapter 10 has no such option; chapter 11 adds it: "
+        f"python -m tutorial {command} --chapter 11 --tools ..."
+    ]
