@@ -12,13 +12,18 @@ system is refused on all, so a chapter behaves the same for every reader):
     - `~` (no home expansion), NUL bytes;
     - Windows drive-relative paths (`C:foo`), drive paths outside the root,
       UNC paths (`\\\\server\\share`, `//server/share`) and device names
-      (`CON`, `NUL`, `COM1`, `LPT1`, ...) in any component.
+      (`CON`, `NUL`, `COM1`, `LPT1`, ...) in any component;
+    - control characters and line breaks, and paths of more than `MAX_PATH_DEPTH`
+      names: the tools' arguments are typed `PathText`, so these are refused as
+      `invalid_arguments` while a call is validated, before anything else.
 
 The walking tools use `walk`, which never descends into a symlinked folder and
-never yields a file whose real path is outside the root. A path that cannot be
-resolved at all is refused too: a symlink loop anywhere in it (even one that a
-later `..` seems to cancel), a dangling symlink, a folder that cannot be looked
-into, an unencodable name. Resolving goes one part at a time (`real_path`), not
+never yields a file whose real path is outside the root; it passes over what is
+not the project's (the agent's own `HARNESS_FOLDER`, what `.gitignore` ignores),
+and a listing shows each name through `printable`, one line per name. A path
+that cannot be resolved at all is refused too: a symlink loop anywhere in it
+(even one that a later `..` seems to cancel), a dangling symlink, a folder that
+cannot be looked into, an unencodable name. Resolving goes one part at a time (`real_path`), not
 through `os.path.realpath`, which before Python 3.13 stops at a loop and treats
 the rest as text. The shell still has no boundary at all: nothing in this module
 governs what a command does.
@@ -26,15 +31,29 @@ governs what a command does.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Annotated
 
+from pydantic import AfterValidator
+
+from chapters.ch02.ignore_files import IgnoreRules
+
+HARNESS_FOLDER = ".tutorial"  # the agent's own files (settings, logs): not the project's
+# A path of more names than this is refused: no project nests that deep, and creating
+# the folders of a path 1,000 deep makes pathlib recurse past Python's limit.
+MAX_PATH_DEPTH = 100
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", "CVS"})
 _DEVICE = re.compile(r"^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(\..*)?$", re.I)
 _DRIVE = re.compile(r"^[A-Za-z]:")
+# Control characters (C0, DEL, C1) and Unicode line breaks: no path has them, and a
+# listing that printed one raw would show a line that is not a name.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\\]")  # and `\`, the escape's own
 _JUNCTION = 0xA0000003  # IO_REPARSE_TAG_MOUNT_POINT: a Windows junction, followed like a link
 
 
@@ -69,30 +88,56 @@ class Workspace:
         """How the model should write this path: relative to the root, with `/`."""
         return real.relative_to(self.root).as_posix() or "."
 
-    def walk(self, start: Path) -> Iterator[tuple[str, str]]:
+    def walk(self, start: Path, *, everything: bool = False) -> Iterator[tuple[str, str]]:
         """(path, root-relative path) of every file below `start`, in name order.
 
         No VCS folders; a symlinked folder is never entered; a symlinked file is
-        listed only if its target is inside the root. `os.scandir` answers the
-        type questions from the directory listing itself, without a stat per file,
-        which keeps grep near `grep -rn` (scripts/bench_file_tools.py).
+        listed only if its target is inside the root. Unless `everything`, what is
+        not the project's is passed over too: folders named `HARNESS_FOLDER` (the
+        agent's own files) and what the `.gitignore` files ignore. `start` itself is
+        always walked, so naming such a folder is how to search it. `os.scandir`
+        answers the type questions from the directory listing itself, without a stat
+        per file, which keeps grep near `grep -rn` (scripts/bench_file_tools.py).
         """
         top = self.relative(start)
-        stack = [(str(start), "" if top == "." else top + "/")]
+        passed_over = VCS_FOLDERS if everything else VCS_FOLDERS | {HARNESS_FOLDER}
+        rules = IgnoreRules() if everything else self._rules_above(start)
+        stack = [(str(start), "" if top == "." else top + "/", rules)]
         while stack:
-            folder, prefix = stack.pop()
+            folder, prefix, rules = stack.pop()
             try:
                 entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
             except OSError:
                 continue  # unreadable folders are skipped, like grep -s
+            if not everything:
+                rules = rules.below(prefix, entries)
             folders = []
             for entry in entries:
+                relative = prefix + entry.name  # str: a Path per file costs
                 if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in VCS_FOLDERS:
-                        folders.append((entry.path, f"{prefix}{entry.name}/"))
-                elif entry.is_file(follow_symlinks=False) or self._file_link_inside(entry):
-                    yield entry.path, prefix + entry.name  # str: a Path per file costs
+                    if entry.name not in passed_over and not rules.ignores(relative, True):
+                        folders.append((entry.path, relative + "/", rules))
+                elif (
+                    entry.is_file(follow_symlinks=False) or self._file_link_inside(entry)
+                ) and not rules.ignores(relative, False):
+                    yield entry.path, relative
             stack.extend(reversed(folders))
+
+    def _rules_above(self, start: Path) -> IgnoreRules:
+        """The `.gitignore` rules in force where a walk starts below the root.
+
+        Those of the folders above it, as git reads them; but a folder that they
+        ignore is searched when it is named, so from there on only its own rules
+        and those below it count.
+        """
+        rules, prefix, folder = IgnoreRules(), "", self.root
+        for part in start.relative_to(self.root).parts:
+            with contextlib.suppress(OSError):  # a folder that cannot be listed: no rules
+                rules = rules.below(prefix, list(os.scandir(folder)))
+            prefix, folder = f"{prefix}{part}/", folder / part
+            if rules.ignores(prefix.removesuffix("/"), True):
+                rules = IgnoreRules()
+        return rules
 
     def _file_link_inside(self, entry: os.DirEntry[str]) -> bool:
         """A symlink to a file whose target is inside the root (loops and the rest: no)."""
@@ -104,6 +149,27 @@ class Workspace:
             )
         except (OSError, RuntimeError, ValueError):
             return False
+
+
+def printable(name: str) -> str:
+    """`name` as a listing shows it: control characters and line breaks as `\\n`-style escapes.
+
+    A file name may hold a newline; listed raw, `notes\\n../outside/secret.txt` reads as
+    two names, the second one outside. A backslash is escaped as well (`\\\\`), so
+    that what a listing shows stands for one name only.
+    """
+    if _UNPRINTABLE.search(name) is None:
+        return name
+    return _UNPRINTABLE.sub(_escape, name)
+
+
+def _escape(match: re.Match[str]) -> str:
+    character = match.group()
+    named = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(character)
+    if named:
+        return named
+    code = ord(character)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def real_path(path: Path) -> Path:
@@ -144,12 +210,56 @@ def _is_link(path: Path) -> bool:
     return bool(getattr(info, "st_reparse_tag", 0) == _JUNCTION)  # st_reparse_tag: Windows only
 
 
+def text_problem(text: str, what: str = "the path") -> str | None:
+    """Why `text` (a path, a glob) cannot name a file: a control character; None if it can."""
+    found = _CONTROL.search(text)
+    if found is None:
+        return None
+    return (
+        f"{what} contains a control character or line break ({printable(found.group())} at "
+        f"position {found.start()}); a file name is one line of printable characters"
+    )
+
+
+def path_problem(raw: str) -> str | None:
+    """Why `raw` cannot be a path, judged on the text alone; None if it can be one."""
+    if problem := text_problem(raw):
+        return problem
+    depth = sum(1 for part in raw.replace("\\", "/").split("/") if part not in ("", "."))
+    if depth > MAX_PATH_DEPTH:
+        return (
+            f"the path has {depth} names; a path may have at most {MAX_PATH_DEPTH} "
+            "(its folders and its file name together)"
+        )
+    return None
+
+
+def _checked_path(raw: str) -> str:
+    if problem := path_problem(raw):
+        raise ValueError(problem)
+    return raw
+
+
+def _checked_glob(pattern: str) -> str:
+    if problem := text_problem(pattern, "the glob"):
+        raise ValueError(problem)
+    return pattern
+
+
+# The types of the file tools' arguments: refused while the arguments are validated,
+# as `invalid_arguments`, before a preview is made or anyone is asked.
+PathText = Annotated[str, AfterValidator(_checked_path)]
+GlobText = Annotated[str, AfterValidator(_checked_glob)]
+
+
 def _refuse_by_spelling(raw: str) -> None:
     """Refuse what must never reach the file system, before any resolving."""
     if not raw or not raw.strip():
         raise PathOutsideWorkspace("the path is empty")
     if "\0" in raw:
         raise PathOutsideWorkspace("the path contains a NUL byte")
+    if problem := path_problem(raw):  # the tools' arguments refused it already: for callers
+        raise PathOutsideWorkspace(problem)
     if raw.startswith("~"):
         raise PathOutsideWorkspace(f"{raw!r} starts with ~; home folders are not expanded")
     unified = raw.replace("\\", "/")
@@ -158,7 +268,10 @@ def _refuse_by_spelling(raw: str) -> None:
     if _DRIVE.match(unified) and os.name != "nt":
         raise PathOutsideWorkspace(f"{raw!r} is a Windows drive path")
     if _DRIVE.match(unified) and not unified[2:3] == "/":
-        raise PathOutsideWorkspace(f"{raw!r} is drive-relative (C:foo means 'C:, current folder')")
+        raise PathOutsideWorkspace(
+            f"{raw!r} is drive-relative (a drive letter without a slash means that drive's "
+            "current folder)"
+        )
     for part in unified.split("/"):
         if _DEVICE.match(part.rstrip(" .")):
             raise PathOutsideWorkspace(f"{raw!r} names a Windows device ({part})")
