@@ -6,8 +6,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chapters.ch02.guard import file_errors_as_results
 from chapters.ch02.ledger import ReadLedger
+from chapters.ch02.path_text import PathText
 from chapters.ch02.text_files import load_text
-from chapters.ch02.workspace import PathText, Workspace
+from chapters.ch02.workspace import Workspace
 from shared.tools import KeyArgument, KeyKind, PydanticTool, SideEffect, ToolResult
 
 PAGE_LINES = 2000

@@ -23,15 +23,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from chapters.ch02.guard import file_errors_as_results
+from chapters.ch02.path_text import GlobText, PathText, printable
 from chapters.ch02.text_files import READ_FLAGS, is_binary, is_temp_name
-from chapters.ch02.workspace import (
-    HARNESS_FOLDER,
-    GlobText,
-    PathOutsideWorkspace,
-    PathText,
-    Workspace,
-    printable,
-)
+from chapters.ch02.workspace import HARNESS_FOLDER, PathOutsideWorkspace, Workspace
 from shared.tools import KeyArgument, KeyKind, PydanticTool, SideEffect, ToolResult
 
 MAX_GLOB_RESULTS = 100

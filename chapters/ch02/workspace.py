@@ -13,14 +13,14 @@ system is refused on all, so a chapter behaves the same for every reader):
     - Windows drive-relative paths (`C:foo`), drive paths outside the root,
       UNC paths (`\\\\server\\share`, `//server/share`) and device names
       (`CON`, `NUL`, `COM1`, `LPT1`, ...) in any component;
-    - control characters and line breaks, and paths of more than `MAX_PATH_DEPTH`
-      names: the tools' arguments are typed `PathText`, so these are refused as
+    - control characters and line breaks, and paths too deep (path_text.py):
+      the tools' arguments are typed `PathText`, so these are refused as
       `invalid_arguments` while a call is validated, before anything else.
 
 The walking tools use `walk`, which never descends into a symlinked folder and
 never yields a file whose real path is outside the root; it passes over what is
 not the project's (the agent's own `HARNESS_FOLDER`, what `.gitignore` ignores),
-and a listing shows each name through `printable`, one line per name. A path
+and a listing shows each name through `path_text.printable`, one per line. A path
 that cannot be resolved at all is refused too: a symlink loop anywhere in it
 (even one that a later `..` seems to cancel), a dangling symlink, a folder that
 cannot be looked into, an unencodable name. Resolving goes one part at a time (`real_path`), not
@@ -37,23 +37,14 @@ import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
-
-from pydantic import AfterValidator
 
 from chapters.ch02.ignore_files import IgnoreRules
+from chapters.ch02.path_text import path_problem
 
 HARNESS_FOLDER = ".tutorial"  # the agent's own files (settings, logs): not the project's
-# A path of more names than this is refused: no project nests that deep, and creating
-# the folders of a path 1,000 deep makes pathlib recurse past Python's limit.
-MAX_PATH_DEPTH = 100
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", "CVS"})
 _DEVICE = re.compile(r"^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(\..*)?$", re.I)
 _DRIVE = re.compile(r"^[A-Za-z]:")
-# Control characters (C0, DEL, C1) and Unicode line breaks: no path has them, and a
-# listing that printed one raw would show a line that is not a name.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\\]")  # and `\`, the escape's own
 _JUNCTION = 0xA0000003  # IO_REPARSE_TAG_MOUNT_POINT: a Windows junction, followed like a link
 
 
@@ -151,27 +142,6 @@ class Workspace:
             return False
 
 
-def printable(name: str) -> str:
-    """`name` as a listing shows it: control characters and line breaks as `\\n`-style escapes.
-
-    A file name may hold a newline; listed raw, `notes\\n../outside/secret.txt` reads as
-    two names, the second one outside. A backslash is escaped as well (`\\\\`), so
-    that what a listing shows stands for one name only.
-    """
-    if _UNPRINTABLE.search(name) is None:
-        return name
-    return _UNPRINTABLE.sub(_escape, name)
-
-
-def _escape(match: re.Match[str]) -> str:
-    character = match.group()
-    named = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(character)
-    if named:
-        return named
-    code = ord(character)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
 def real_path(path: Path) -> Path:
     """`path` (absolute) with every symlink followed and every `..` applied, one part at a time.
 
@@ -208,48 +178,6 @@ def _is_link(path: Path) -> bool:
     if stat.S_ISLNK(info.st_mode):
         return True
     return bool(getattr(info, "st_reparse_tag", 0) == _JUNCTION)  # st_reparse_tag: Windows only
-
-
-def text_problem(text: str, what: str = "the path") -> str | None:
-    """Why `text` (a path, a glob) cannot name a file: a control character; None if it can."""
-    found = _CONTROL.search(text)
-    if found is None:
-        return None
-    return (
-        f"{what} contains a control character or line break ({printable(found.group())} at "
-        f"position {found.start()}); a file name is one line of printable characters"
-    )
-
-
-def path_problem(raw: str) -> str | None:
-    """Why `raw` cannot be a path, judged on the text alone; None if it can be one."""
-    if problem := text_problem(raw):
-        return problem
-    depth = sum(1 for part in raw.replace("\\", "/").split("/") if part not in ("", "."))
-    if depth > MAX_PATH_DEPTH:
-        return (
-            f"the path has {depth} names; a path may have at most {MAX_PATH_DEPTH} "
-            "(its folders and its file name together)"
-        )
-    return None
-
-
-def _checked_path(raw: str) -> str:
-    if problem := path_problem(raw):
-        raise ValueError(problem)
-    return raw
-
-
-def _checked_glob(pattern: str) -> str:
-    if problem := text_problem(pattern, "the glob"):
-        raise ValueError(problem)
-    return pattern
-
-
-# The types of the file tools' arguments: refused while the arguments are validated,
-# as `invalid_arguments`, before a preview is made or anyone is asked.
-PathText = Annotated[str, AfterValidator(_checked_path)]
-GlobText = Annotated[str, AfterValidator(_checked_glob)]
 
 
 def _refuse_by_spelling(raw: str) -> None:

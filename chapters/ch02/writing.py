@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chapters.ch02.guard import file_errors_as_results
 from chapters.ch02.ledger import ReadLedger
+from chapters.ch02.path_text import PathText
 from chapters.ch02.text_files import (
     NEW_FILE,
     TextFile,
@@ -31,7 +32,7 @@ from chapters.ch02.text_files import (
     is_temp_name,
     load_text,
 )
-from chapters.ch02.workspace import PathText, Workspace
+from chapters.ch02.workspace import Workspace
 from shared.tools import KeyArgument, KeyKind, PydanticTool, SideEffect, ToolResult
 
 # A temp file untouched this long belongs to a write that will never finish.

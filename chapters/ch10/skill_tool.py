@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chapters.ch02.workspace import Workspace, printable
+from chapters.ch02.path_text import printable
+from chapters.ch02.workspace import Workspace
 from chapters.ch10.sections import cut
 from chapters.ch10.skills import SKILL_FILE, Skill, SkillCatalog
 from shared.tools import KeyArgument, KeyKind, PydanticTool, SideEffect, ToolResult

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from chapters.ch02.path_text import MAX_PATH_DEPTH
 from chapters.ch02.tests.helpers import file_tools, prepare
-from chapters.ch02.workspace import MAX_PATH_DEPTH
 from shared.tools import PreparedCall, ToolResult
 
 # (tool, the argument that names a path or a glob, the other arguments it needs)

@@ -27,8 +27,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from chapters.ch02.path_text import text_problem
 from chapters.ch02.toolset import make_tools
-from chapters.ch02.workspace import PathOutsideWorkspace, Workspace, text_problem
+from chapters.ch02.workspace import PathOutsideWorkspace, Workspace
 from shared.messages import FunctionCall, ToolCall
 from shared.tools import PreparedCall, ToolResult
 
