@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,10 +87,10 @@ def test_a_path_too_deep_is_invalid_arguments_that_states_the_bound(
 
 def test_a_path_at_the_depth_bound_is_written(root: Path) -> None:
     raw = "d/" * (MAX_PATH_DEPTH - 1) + "x.txt"
+    if sys.platform == "win32" or len(os.fsencode(root / raw)) >= 4096:
+        pytest.skip("the system's own path length limit is lower here")
     prepared = prepare(file_tools(root), "write_file", path=raw, content="deep\n")
     assert isinstance(prepared, PreparedCall), prepared
-    if len(os.fsencode(root / raw)) >= 4096:
-        pytest.skip("the file system's own path limit is lower here")
     assert prepared.invoke().keyword == "ok"
     assert (root / raw).read_text(encoding="utf-8") == "deep\n"
 
