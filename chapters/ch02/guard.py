@@ -24,7 +24,7 @@ def file_errors_as_results(function: Callable[[Any], T]) -> Callable[[Any], T | 
             return ToolResult.failed(
                 "path_outside_workspace",
                 f"{error}. File tools only reach files inside the workspace; use a path "
-                "relative to its root, such as src/app.py. Nothing was read or changed.",
+                "relative to its root. Nothing was read or changed.",
             )
         except NotRegularFile as error:
             return ToolResult.failed(

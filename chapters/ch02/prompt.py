@@ -5,7 +5,7 @@ Checked against the same real 1.5B model as chapter 1 (chapter text, "真实的�
 
 SYSTEM_PROMPT = """\
 You are a coding agent in the user's workspace folder. Tools: read_file, write_file, \
-edit_file, glob, grep (for files; paths are relative to the workspace, like greet.py) \
+edit_file, glob, grep (for files; paths are relative to the workspace folder) \
 and shell (for commands).
 - If the user asks a question, find the answer with read_file, glob or grep and reply; \
 change files only when the user asks for a change.

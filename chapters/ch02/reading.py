@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chapters.ch02.guard import file_errors_as_results
 from chapters.ch02.ledger import ReadLedger
+from chapters.ch02.path_text import PathText
 from chapters.ch02.text_files import load_text
 from chapters.ch02.workspace import Workspace
 from shared.tools import KeyArgument, KeyKind, PydanticTool, SideEffect, ToolResult
@@ -17,7 +18,7 @@ MAX_LINE_CHARS = 2000
 class ReadFileArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(min_length=1, description="File path, relative to the workspace root.")
+    path: PathText = Field(min_length=1, description="File path, relative to the workspace root.")
     offset: int = Field(default=1, ge=1, description="First line to show (1-based).")
     limit: int = Field(
         default=PAGE_LINES, ge=1, le=PAGE_LINES, description="How many lines to show."

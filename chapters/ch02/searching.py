@@ -1,14 +1,19 @@
 """glob and grep: find files and lines without leaving the workspace.
 
-Both walk with `Workspace.walk`, which skips VCS folders and never follows a
-link out of the root, and both pass over the temporary files of interrupted
-writes (`is_temp_name`): half a file is nothing the model should read or list.
-Both cap their output and say so, because a result the model cannot read to the
-end is worse than a shorter one with a note on how to narrow the search.
+Both walk with `Workspace.walk`, which skips VCS folders, the agent's own folder
+(`.tutorial/`, whose logs quote every search, so a search would find itself) and
+what `.gitignore` ignores, and never follows a link out of the root; a folder
+named as `path` (or, for glob, at the start of the pattern) is searched all the
+same. Both pass over the temporary files of interrupted writes (`is_temp_name`):
+half a file is nothing the model should read or list. Both cap their output and
+say so, because a result the model cannot read to the end is worse than a shorter
+one with a note on how to narrow the search. A file name is listed through
+`printable`: a name with a newline in it is one line, not two.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import stat
@@ -18,29 +23,39 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from chapters.ch02.guard import file_errors_as_results
+from chapters.ch02.path_text import GlobText, PathText, printable
 from chapters.ch02.text_files import READ_FLAGS, is_binary, is_temp_name
-from chapters.ch02.workspace import Workspace
+from chapters.ch02.workspace import HARNESS_FOLDER, PathOutsideWorkspace, Workspace
 from shared.tools import KeyArgument, KeyKind, PydanticTool, SideEffect, ToolResult
 
 MAX_GLOB_RESULTS = 100
 MAX_GREP_MATCHES = 200
 MAX_GREP_LINE_CHARS = 300
 MAX_GREP_FILE_BYTES = 10 * 1024 * 1024
+SKIPPED = (
+    f"Skipped unless given as path: VCS folders, the agent's own {HARNESS_FOLDER} folder "
+    "and what .gitignore ignores."
+)
+_GLOB_SPECIAL = re.compile(r"[*?\[]")
 
 
 class GlobArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    pattern: str = Field(min_length=1, description="Glob such as *.py, src/**/*.ts or **/test_*.")
-    path: str = Field(default=".", description="Folder to search from, relative to the root.")
+    pattern: GlobText = Field(min_length=1, description="Glob such as *.py, **/*.ts or **/test_*.")
+    path: PathText = Field(default=".", description="Folder to search from, relative to the root.")
 
 
 class GrepArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     pattern: str = Field(min_length=1, description="A Python regular expression.")
-    path: str = Field(default=".", description="File or folder to search, relative to the root.")
-    glob: str | None = Field(default=None, description="Only files matching this glob, e.g. *.py")
+    path: PathText = Field(
+        default=".", description="File or folder to search, relative to the root."
+    )
+    glob: GlobText | None = Field(
+        default=None, description="Only files matching this glob, e.g. *.py"
+    )
     ignore_case: bool = Field(default=False, description="Match without regard to case.")
 
 
@@ -69,16 +84,17 @@ def make_search_tools(
             return start
         matcher = glob_regex(args.pattern)
         skip = 0 if start == workspace.root else len(workspace.relative(start)) + 1
+        walk_from = _named_folder(workspace, start, args.pattern)
         skipped: list[str] = []
         found = [
             (path, relative)
-            for path, relative in visible(workspace.walk(start), skipped)
+            for path, relative in visible(workspace.walk(walk_from), skipped)
             if matcher.match(relative[skip:])  # the pattern is relative to `path`
         ]
         found.sort(key=lambda item: _mtime(item[0]), reverse=True)
         if not found:
             return ToolResult.success(f"ok: no files under {args.path!r} match {args.pattern!r}.")
-        lines = [relative for _, relative in found[:MAX_GLOB_RESULTS]]
+        lines = [printable(relative) for _, relative in found[:MAX_GLOB_RESULTS]]
         header = f"ok: {len(found)} files match {args.pattern!r} (newest first){_hidden(skipped)}"
         if len(found) > MAX_GLOB_RESULTS:
             lines.append(f"[{len(found) - MAX_GLOB_RESULTS} more not shown: narrow the pattern]")
@@ -111,7 +127,7 @@ def make_search_tools(
             for number, line in matching_lines(path, regex):
                 total += 1
                 if len(matches) < MAX_GREP_MATCHES:
-                    matches.append(f"{relative}:{number}: {line[:MAX_GREP_LINE_CHARS]}")
+                    matches.append(f"{printable(relative)}:{number}: {line[:MAX_GREP_LINE_CHARS]}")
         if not matches:
             return ToolResult.success(f"ok: no lines match {args.pattern!r}{_hidden(skipped)}.")
         header = f"ok: {total} matching lines{_hidden(skipped)}"
@@ -125,7 +141,8 @@ def make_search_tools(
             description=(
                 "Find files in the workspace by name. * matches within one folder name, ** "
                 "matches any number of folders (**/*.py finds Python files at any depth). "
-                f"Returns workspace-relative paths, newest first, at most {MAX_GLOB_RESULTS}."
+                f"Returns workspace-relative paths, newest first, at most {MAX_GLOB_RESULTS}. "
+                f"{SKIPPED}"
             ),
             args_model=GlobArgs,
             side_effect=SideEffect.READ,
@@ -137,8 +154,8 @@ def make_search_tools(
             name="grep",
             description=(
                 "Search file contents with a Python regular expression. Returns "
-                f"path:line: text lines, at most {MAX_GREP_MATCHES}. Binary files and VCS "
-                "folders are skipped. Use glob (e.g. *.py) to limit which files are searched."
+                f"path:line: text lines, at most {MAX_GREP_MATCHES}. Binary files are skipped. "
+                f"Use glob (e.g. *.py) to limit which files are searched. {SKIPPED}"
             ),
             args_model=GrepArgs,
             side_effect=SideEffect.READ,
@@ -222,7 +239,7 @@ def glob_regex(pattern: str, *, anywhere: bool = False) -> re.Pattern[str]:
         else:
             out.append(re.escape(pattern[i]))
             i += 1
-    return re.compile("".join(out) + r"\Z")
+    return re.compile("".join(out) + r"\Z", re.DOTALL)  # a name may hold a newline
 
 
 def _hidden(skipped: list[str]) -> str:
@@ -234,6 +251,24 @@ def _folder(workspace: Workspace, raw: str) -> Path | ToolResult:
     if not start.is_dir():
         return ToolResult.failed("not_a_folder", f"{raw} is not a folder in the workspace.")
     return start
+
+
+def _named_folder(workspace: Workspace, start: Path, pattern: str) -> Path:
+    """Where glob walks from: `start`, or the folder the pattern's first names spell out.
+
+    `.tutorial/sessions/*.jsonl` names a folder a walk from the root would skip, as
+    much as `path` would; walking from there also saves looking everywhere else.
+    """
+    names = pattern.replace("\\", "/").removeprefix("./").split("/")[:-1]
+    literal = list(itertools.takewhile(lambda name: not _GLOB_SPECIAL.search(name), names))
+    if not literal or any(name in ("", ".", "..") for name in literal):
+        return start
+    named = start.joinpath(*literal)
+    try:
+        folder = workspace.resolve(str(named))
+    except PathOutsideWorkspace:
+        return start
+    return folder if folder == named and folder.is_dir() else start  # not through a link
 
 
 def _mtime(path: str) -> float:

@@ -30,6 +30,7 @@ BINARY_SNIFF_BYTES = 8192
 TEMP_SUFFIX = ".tutorial-tmp"
 _TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{8}\.tutorial-tmp\Z", re.S)
 _MAX_NAME_IN_TEMP = 100  # keep `.NAME.xxxxxxxx.tutorial-tmp` under the 255-byte name limit
+NEW_FILE_MODE = 0o666  # less the umask, as open() and every editor create files
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
@@ -113,23 +114,30 @@ def is_temp_name(name: str) -> bool:
     return name.endswith(TEMP_SUFFIX) and _TEMP_NAME.match(name) is not None
 
 
-def _new_temp_file(path: Path) -> tuple[int, str]:
-    """Create `.NAME.<random>.tutorial-tmp` beside `path`, exclusively (mode 0600)."""
+def _new_temp_file(path: Path, mode: int) -> tuple[int, str]:
+    """Create `.NAME.<random>.tutorial-tmp` beside `path`, exclusively, with `mode` (less the
+    umask: the kernel applies it, so the umask is never read or changed)."""
     for _ in range(100):
         name = f".{path.name[:_MAX_NAME_IN_TEMP]}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
         temporary = str(path.parent / name)
         try:
-            return os.open(temporary, _WRITE_FLAGS, 0o600), temporary
+            return os.open(temporary, _WRITE_FLAGS, mode), temporary
         except FileExistsError:
             continue  # 1 in 4 billion, or someone else's: draw again
     raise FileExistsError(f"no free temporary file name beside {path}")
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` all at once; on any failure the old file is untouched."""
+    """Replace `path` with `data` all at once; on any failure the old file is untouched.
+
+    Permissions: a file that exists keeps its mode (the temporary file is private,
+    0600, until it gets that mode just before the rename: a private file's new text
+    is never readable by others); a new file gets what any program's new file gets,
+    0666 less the umask.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
-    handle, temporary = _new_temp_file(path)
+    handle, temporary = _new_temp_file(path, NEW_FILE_MODE if mode is None else 0o600)
     try:
         with os.fdopen(handle, "wb") as file:
             file.write(data)

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chapters.ch02.guard import file_errors_as_results
 from chapters.ch02.ledger import ReadLedger
+from chapters.ch02.path_text import PathText
 from chapters.ch02.text_files import (
     NEW_FILE,
     TextFile,
@@ -41,14 +42,14 @@ STALE_TEMP_SECONDS = 15 * 60
 class WriteFileArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(min_length=1, description="File path, relative to the workspace root.")
+    path: PathText = Field(min_length=1, description="File path, relative to the workspace root.")
     content: str = Field(description="The whole new content of the file.")
 
 
 class EditFileArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(min_length=1, description="File path, relative to the workspace root.")
+    path: PathText = Field(min_length=1, description="File path, relative to the workspace root.")
     old_string: str = Field(min_length=1, description="Exact text to replace.")
     new_string: str = Field(description="The text to put in its place.")
     replace_all: bool = Field(default=False, description="Replace every occurrence.")
@@ -182,7 +183,7 @@ def remove_stale_temp_files(workspace: Workspace, now: float | None = None) -> l
     """
     cutoff = (time.time() if now is None else now) - STALE_TEMP_SECONDS
     removed = []
-    for path, relative in workspace.walk(workspace.root):
+    for path, relative in workspace.walk(workspace.root, everything=True):
         if not is_temp_name(relative.rpartition("/")[2]):
             continue
         with contextlib.suppress(OSError):  # gone already, or not ours to remove

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chapters.ch02.path_text import printable
 from chapters.ch02.workspace import Workspace
 from chapters.ch10.sections import cut
 from chapters.ch10.skills import SKILL_FILE, Skill, SkillCatalog
@@ -73,7 +74,7 @@ def other_files(skill: Skill, workspace: Workspace) -> str:
     """The files beside SKILL.md, as paths read_file takes when it can reach them."""
     try:
         folder = Workspace(skill.folder)  # walk: no VCS folders, no links that lead out
-        files = [shown for _, shown in folder.walk(folder.root) if shown != SKILL_FILE]
+        files = [printable(shown) for _, shown in folder.walk(folder.root) if shown != SKILL_FILE]
     except OSError as error:
         return f"Its other files could not be listed ({error})."
     if not files:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,25 @@ def test_grep_cuts_long_lines(tmp_path: Path) -> None:
 def test_grep_with_no_match_says_so(tmp_path: Path) -> None:
     make(tmp_path, {"a.txt": "nothing\n"})
     assert run(file_tools(tmp_path), "grep", pattern="zzz").content == "ok: no lines match 'zzz'."
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows file names cannot hold a newline")
+def test_names_with_control_characters_are_listed_escaped_on_one_line(tmp_path: Path) -> None:
+    odd = "notes\n../outside/secret.txt"  # a folder "notes\n.." holding outside/secret.txt
+    (tmp_path / "docs" / odd).parent.mkdir(parents=True)
+    (tmp_path / "docs" / odd).write_text("hit\n", encoding="utf-8")
+    (tmp_path / "docs" / "tab\there\r.txt").write_text("hit\n", encoding="utf-8")
+    (tmp_path / "docs" / "back\\n.txt").write_text("hit\n", encoding="utf-8")
+    tools = file_tools(tmp_path)
+    glob = run(tools, "glob", pattern="**/*").content
+    grep = run(tools, "grep", pattern="hit").content
+    for content in (glob, grep):
+        lines = content.splitlines()
+        assert len(lines) == 4, lines  # the header and one line per file
+        assert not any(line.startswith("../outside") for line in lines)
+    assert set(lines_of(glob)) == {
+        "docs/notes\\n../outside/secret.txt",
+        "docs/tab\\there\\r.txt",
+        "docs/back\\\\n.txt",  # a backslash is escaped too: the escape can be read back
+    }
+    assert "docs/notes\\n../outside/secret.txt:1: hit" in lines_of(grep)

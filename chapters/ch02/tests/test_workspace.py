@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from chapters.ch02.path_text import text_problem
 from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import PathOutsideWorkspace, Workspace
 from shared.messages import FunctionCall, ToolCall
@@ -238,12 +240,43 @@ def test_every_file_tool_refuses_every_escape_and_changes_nothing(
 
     # An empty path never reaches the workspace for the tools whose path has min_length=1:
     # pydantic rejects it first. It is refused all the same; only the keyword differs.
+    # A control character (NUL, tab, newline) is refused by every tool's validation.
     refused_by_pydantic = raw == "" and tool in {"read_file", "write_file", "edit_file"}
+    refused_by_pydantic = refused_by_pydantic or text_problem(raw) is not None
     expected = "invalid_arguments" if refused_by_pydantic else "path_outside_workspace"
     assert result.keyword == expected, result.content
     assert SECRET.strip() not in result.content
     assert _disk_state(layout.base) == before
     assert _sentinels() == sentinels
+
+
+# Paths, file names and globs that look like an example: a small model told "use a path
+# such as src/app.py" created src/app.py. The path the model gave and the real paths of
+# the layout (in an error of the OS) may appear; nothing else that looks like a path.
+EXAMPLE_PATH = re.compile(r"[\w.-]+/[\w.*-]+|\b[\w*-]+\.(?:py|md|txt|json|js|ts|log)\b|[A-Z]:\w")
+
+
+@pytest.mark.parametrize("tool", ["read_file", "write_file", "glob"])
+@pytest.mark.parametrize(
+    "escape",
+    [
+        *ESCAPES,
+        pytest.param(Escape("a\n../outside/secret.txt"), id="newline"),
+        pytest.param(Escape("a/" * 1000 + "x"), id="too-deep"),
+    ],
+)
+def test_no_refusal_of_the_path_check_names_an_example_path(
+    layout: Layout, escape: Escape, tool: str
+) -> None:
+    if escape.links:
+        _needs_links(layout)
+    raw = escape.path(layout)
+    result = _run(layout.workspace, tool, _tool_args(tool, raw))
+    assert result.keyword in {"path_outside_workspace", "invalid_arguments"}, result.content
+    said = result.content.replace(repr(raw), "").replace(raw, "")
+    said = re.sub(re.escape(str(layout.base)) + r"[^'\"\s)]*", "", said)
+    assert not EXAMPLE_PATH.search(said), said
+    assert "such as" not in said and "e.g." not in said
 
 
 # --- 2. what stays allowed --------------------------------------------------------------

@@ -206,6 +206,34 @@ def test_a_rewrite_keeps_the_permission_bits(tmp_path: Path) -> None:
     assert stat.S_IMODE(script.stat().st_mode) == 0o755
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_a_new_file_gets_the_mode_the_umask_gives(tmp_path: Path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        result = run(file_tools(tmp_path), "write_file", path="new/a.txt", content="a\n")
+    finally:
+        os.umask(old)
+    assert result.keyword == "ok", result.content
+    assert stat.S_IMODE((tmp_path / "new" / "a.txt").stat().st_mode) == 0o666 & ~umask
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
+def test_a_rewrite_keeps_a_private_mode_whatever_the_umask(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("a\n", encoding="utf-8")
+    os.chmod(secret, 0o600)
+    tools = file_tools(tmp_path)
+    read(tools, "secret.txt")
+    old = os.umask(0o002)
+    try:
+        result = run(tools, "write_file", path="secret.txt", content="b\n")
+    finally:
+        os.umask(old)
+    assert result.keyword == "ok", result.content
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+
+
 # -- approval --------------------------------------------------------------------------------
 
 

@@ -4,8 +4,11 @@ opens; an unknown name lists the skills there are; a read that nobody is asked a
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from chapters.ch01.agent import build_agent as ch01_agent
 from chapters.ch01.loop import run_agent
@@ -58,6 +61,16 @@ def test_a_listed_path_is_one_read_file_opens(tmp_path: Path) -> None:
     read_file = make_read_file_tool(Workspace(where.workspace), ReadLedger())
     result = read_file.run(ReadFileArgs(path=listed))
     assert result.ok and "mutable defaults" in result.content
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows file names cannot hold a newline")
+def test_a_file_name_with_a_newline_is_listed_escaped_on_one_line(tmp_path: Path) -> None:
+    where = folders(tmp_path)
+    folder = project_skill(where.workspace, "review")
+    write(folder / "notes\n.." / "outside.md", "x")
+    lines = load(where.workspace, where.home, "review").content.splitlines()
+    assert lines[-1] == "- .tutorial/skills/review/notes\\n../outside.md"
+    assert not any(line.startswith("..") for line in lines)
 
 
 def test_a_skill_with_no_other_files_says_so(tmp_path: Path) -> None:
