@@ -169,7 +169,7 @@ def command(
     agents = load_agents(root.root, home, plan_tools(root).names)  # exit 2 if malformed
     policy = policy_from_options(root, chapter_tools(root, agents), mode, allow, deny)
     hooks = Hooks(load_hooks(root, home))  # exit 2 if malformed
-    audit = AuditLog(root.root / AUDIT_FILE)
+    audit = AuditLog(root.root / AUDIT_FILE, inside=root.root)
 
     def in_session(
         task: str, wanted: str | None, model: ModelClient, console: Console

@@ -216,7 +216,7 @@ def command(
     chosen = parse_tool_names(tool_names, every_tool.names)  # exit 2 on a misspelt name
     policy = policy_from_options(root, every_tool, mode, allow, deny)
     hooks = Hooks(load_hooks(root, home))  # exit 2 if malformed
-    audit = AuditLog(root.root / AUDIT_FILE)
+    audit = AuditLog(root.root / AUDIT_FILE, inside=root.root)
     clock = make_clock(demo)
     fallbacks: list[ModelClient] = []  # the fallback, once connect has read its settings
 

@@ -48,3 +48,12 @@ def read_outcomes(path: Path) -> list[dict[str, Any]]:
 
 def tutorial(*args: str, stdin: str | None = None, env: Mapping[str, str] | None = None) -> Result:
     return CliRunner().invoke(cli, list(args), input=stdin, env=env, prog_name="python -m tutorial")
+
+
+def link(path: Path, target: Path) -> None:
+    """`path` -> `target`, or skip where this system will not make links (Windows, unprivileged)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.symlink_to(target, target_is_directory=target.is_dir())
+    except OSError as error:
+        pytest.skip(f"cannot make a symbolic link here ({error})")
