@@ -181,7 +181,12 @@ class DemoWorkspace:
         root = Workspace(Path(folder))
         home = root.root / "home"
         policy = load_policy(root, home, known_tools=tools)
-        return cls(root, policy, Hooks(load_hooks(root, home)), AuditLog(root.root / AUDIT_FILE))
+        return cls(
+            root,
+            policy,
+            Hooks(load_hooks(root, home)),
+            AuditLog(root.root / AUDIT_FILE, inside=root.root),
+        )
 
     def audit_log(self) -> str:
         self.audit.close()

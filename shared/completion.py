@@ -257,7 +257,7 @@ def _parse_tool_calls(raw_calls: object, taken: Collection[str]) -> tuple[ToolCa
         function = raw.get("function") if isinstance(raw, Mapping) else None
         if not isinstance(function, Mapping):
             raise ProviderError(f"the provider sent a tool call without a function: {raw!r:.200}")
-        call_id = _unique_id(str(raw.get("id") or ""), taken, {call.id for call in calls})
+        call_id = unique_call_id(str(raw.get("id") or ""), taken, {call.id for call in calls})
         extra = raw.get("extra_content")
         calls.append(
             ToolCall(
@@ -281,8 +281,12 @@ def _arguments_string(arguments: object) -> str:
     return json.dumps(arguments, ensure_ascii=False)  # an object, as some providers send
 
 
-def _unique_id(call_id: str, taken: Collection[str], this_message: set[str]) -> str:
-    """Empty or repeated ids (seen from Gemini and Kimi) get a fresh one; others stay as sent."""
+def unique_call_id(call_id: str, taken: Collection[str], this_message: Collection[str]) -> str:
+    """Empty or repeated ids (seen from Gemini and Kimi) get a fresh one; others stay as sent.
+
+    `taken`: the ids of the history so far; `this_message`: those of the calls before
+    this one in its message. The fresh id is the old one with `_1`, `_2`, ... added.
+    """
     if call_id and call_id not in taken and call_id not in this_message:
         return call_id
     base = call_id or "call"

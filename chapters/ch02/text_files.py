@@ -82,21 +82,32 @@ def load_text(path: Path) -> TextFile:
     return TextFile(text.replace("\r\n", "\n"), newline, bom, digest_of(data))
 
 
-def read_regular_file(path: Path) -> bytes:
+def read_regular_file(path: Path, limit: int | None = None) -> bytes:
     """The bytes of `path`, or `NotRegularFile` if it is not a regular file.
 
     Its type is checked before it is opened (a named pipe opened for reading waits
     for a writer, forever), and again on the open handle, which is opened without
-    blocking, in case the path was swapped for a pipe in between.
+    blocking, in case the path was swapped for a pipe in between. With `limit`, at
+    most that many bytes are read: ask for one more than you keep to learn whether
+    the file holds more.
     """
-    _refuse_unless_regular(os.stat(path).st_mode)
-    descriptor = os.open(path, READ_FLAGS)
+    refuse_unless_regular(os.stat(path).st_mode)
+    return read_open_file(os.open(path, READ_FLAGS), limit)
+
+
+def read_open_file(descriptor: int, limit: int | None = None) -> bytes:
+    """The bytes of the file open as `descriptor`, which is closed after; at most `limit`.
+
+    For a file opened some other way than by `read_regular_file` (without following
+    links, say): its type is checked on the handle, so a pipe is never read.
+    """
     with open(descriptor, "rb") as file:  # closes the descriptor whatever happens
-        _refuse_unless_regular(os.fstat(descriptor).st_mode)
-        return file.read()
+        refuse_unless_regular(os.fstat(descriptor).st_mode)
+        return file.read() if limit is None else file.read(limit)
 
 
-def _refuse_unless_regular(mode: int) -> None:
+def refuse_unless_regular(mode: int) -> None:
+    """`NotRegularFile` naming the kind of file `mode` (from a stat) is, unless a regular one."""
     if stat.S_ISREG(mode):
         return
     kinds = [

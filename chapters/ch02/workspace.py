@@ -160,12 +160,12 @@ def real_path(path: Path) -> Path:
             real = real.parent
             continue
         real = real / part
-        if _is_link(real):
+        if is_link(real):
             real = Path(os.path.realpath(real, strict=True))  # ELOOP / not found: raises
     return real
 
 
-def _is_link(path: Path) -> bool:
+def is_link(path: Path) -> bool:
     """Whether `path` is a symlink (or, on Windows, a junction); False if it does not exist.
 
     Any other failure to look (no permission on a folder, a name too long) raises:

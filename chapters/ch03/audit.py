@@ -12,6 +12,12 @@ written to the old handle go to a file nobody can read. So before each line the
 handle is compared with the path (device and inode, `os.fstat` against
 `os.stat`) and reopened if they differ, and after the line it is compared again:
 if the file was swapped while the line was written, the call is denied.
+
+Nor is a line written through a link. The file is opened by harness_files.py:
+its folder must stay inside `inside` (the workspace, for the command line's
+log), and the file itself must be a regular file, not a link. A `.tutorial`
+that links out of the workspace, or an `audit.jsonl` that links anywhere, is a
+line that cannot be written safely, so the call is denied like any other.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
+from chapters.ch03.harness_files import APPEND, open_harness_file
+
 AUDIT_FILE = Path(".tutorial") / "audit.jsonl"
 
 
@@ -31,8 +39,12 @@ class AuditError(OSError):
 
 
 class AuditLog:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, inside: Path | None = None) -> None:
+        """The log at `path`, which must stay inside the folder `inside` (by default its own
+        folder): a link on the way that leads out of it is refused."""
         self.path = path
+        self.inside = inside if inside is not None else path.parent
+        self._relative = path.relative_to(self.inside)  # ValueError if it is not inside
         self._file: IO[str] | None = None
 
     def record(
@@ -69,15 +81,15 @@ class AuditLog:
         if self._file is not None and self._names(self._file):
             return self._file
         self.close()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("a", encoding="utf-8")
+        descriptor = open_harness_file(self.inside, self._relative, APPEND)
+        self._file = os.fdopen(descriptor, "a", encoding="utf-8")  # kept open: closed by close()
         return self._file
 
     def _names(self, file: IO[str]) -> bool:
         """Whether `self.path` names the open `file`. A check that fails raises (and denies)."""
         held = os.fstat(file.fileno())
         try:
-            named = os.stat(self.path)
+            named = os.lstat(self.path)  # a link in the file's place names nothing of ours
         except FileNotFoundError:
             return False
         return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)

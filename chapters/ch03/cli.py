@@ -56,7 +56,7 @@ def command(
             asker=TerminalAsker(console),
             workspace=root,
             policy=policy,
-            audit=AuditLog(root.root / AUDIT_FILE),
+            audit=AuditLog(root.root / AUDIT_FILE, inside=root.root),
             max_turns=max_turns,
         )
         return run_agent(task, agent)

@@ -62,7 +62,7 @@ def command(
             asker=TerminalAsker(console),
             workspace=root,
             policy=policy,
-            audit=AuditLog(root.root / AUDIT_FILE),
+            audit=AuditLog(root.root / AUDIT_FILE, inside=root.root),
             hooks=hooks,
             max_turns=max_turns,
         )

@@ -72,7 +72,7 @@ def command(
             asker=TerminalAsker(console),
             workspace=root,
             policy=policy,
-            audit=AuditLog(root.root / AUDIT_FILE),
+            audit=AuditLog(root.root / AUDIT_FILE, inside=root.root),
             hooks=hooks,
             plan=TodoPlan(remind_after=remind_after),
             max_turns=max_turns,

@@ -15,9 +15,12 @@ More come from Markdown files, in the format Claude Code uses for its subagents:
 front matter (chapters/ch06/frontmatter.py) with `name`, `description`,
 optional `tools` and optional `max_turns`, and a body that is the agent's
 system prompt. On a name clash the project's definition wins over yours, and
-yours over a built-in one. A definition with a problem stops the run before
-any request (exit 2), naming the file and the problem: an agent that silently
-lost a tool, or gained all of them, is worse than none.
+yours over a built-in one. A file is read as read_file would read it: a link
+that leads out of the workspace (or, for yours, the home folder) is refused, and
+so is anything but a regular file of at most `MAX_DEFINITION_BYTES`. A
+definition with a problem stops the run before any request (exit 2), naming the
+file and the problem: an agent that silently lost a tool, or gained all of
+them, is worse than none.
 
 A definition decides what a sub-agent is told and which tools it gets, so both
 folders are control files of the harness (chapters/ch03/control.py): the agent
@@ -34,12 +37,21 @@ from pathlib import Path
 from chapters.ch03.control import ControlFile, in_workspace_and_home
 from chapters.ch06.frontmatter import FrontMatterError, Value, parse_front_matter
 from chapters.ch06.prompt import EXPLORE_PROMPT, GENERAL_PROMPT
+from chapters.ch06.written_files import (
+    WORKSPACE,
+    YOUR_HOME,
+    UnreadableFile,
+    as_text,
+    read_written_file,
+    too_large,
+)
 from shared.agent import MAIN_AGENT
 from shared.errors import ConfigError
 
 AGENTS_FOLDER = Path(".tutorial") / "agents"  # below the workspace, and below your home folder
 DEFAULT_AGENT = "general"
 DEFAULT_MAX_TURNS = 10
+MAX_DEFINITION_BYTES = 64 * 1024  # of a definition file: a system prompt of some 16,000 tokens
 TASK_TOOL = "task"
 BUILT_IN = "built in"
 FIELDS = ("name", "description", "tools", "max_turns")
@@ -110,13 +122,14 @@ def load_agents(workspace: Path, home: Path, known_tools: Collection[str]) -> Ag
     """
     by_name: dict[str, AgentDefinition] = {}
     hidden: list[AgentDefinition] = []
-    folders = [(home / AGENTS_FOLDER, "~/"), (workspace / AGENTS_FOLDER, "")]
+    folders = [(home, "~/", YOUR_HOME), (workspace, "", WORKSPACE)]
     seen: set[Path] = set()
     loaded = list(built_in_agents())
-    for folder, prefix in folders:
+    for base, prefix, where in folders:
+        folder = base / AGENTS_FOLDER
         if folder.is_dir() and folder.resolve() not in seen:  # run in your home: one folder
             seen.add(folder.resolve())
-            loaded += read_folder(folder, prefix + AGENTS_FOLDER.as_posix(), known_tools)
+            loaded += read_folder(base, prefix, known_tools, where)
     for definition in loaded:
         if definition.name in by_name:
             hidden.append(by_name[definition.name])
@@ -124,13 +137,19 @@ def load_agents(workspace: Path, home: Path, known_tools: Collection[str]) -> Ag
     return AgentCatalog(by_name, tuple(hidden))
 
 
-def read_folder(folder: Path, shown: str, known_tools: Collection[str]) -> list[AgentDefinition]:
-    """Every `*.md` file directly in `folder`, by file name; two of one name are an error."""
+def read_folder(
+    base: Path, prefix: str, known_tools: Collection[str], where: str = WORKSPACE
+) -> list[AgentDefinition]:
+    """Every `*.md` file directly in `base`'s agents folder, by file name; two of one name are
+    an error. `prefix` is how people write `base` ("~/", or "" for the workspace)."""
     definitions: dict[str, AgentDefinition] = {}
-    for path in sorted(folder.glob("*.md")):
-        if not path.is_file():
+    for path in sorted((base / AGENTS_FOLDER).glob("*.md")):
+        if path.is_dir():
             continue
-        definition = read_definition(path, f"{shown}/{path.name}", known_tools)
+        relative = AGENTS_FOLDER / path.name
+        definition = read_definition(
+            base, relative, f"{prefix}{relative.as_posix()}", known_tools, where
+        )
         if (other := definitions.get(definition.name)) is not None:
             raise ConfigError(
                 f"{definition.source}: the name {definition.name} is taken by {other.source}; "
@@ -140,11 +159,24 @@ def read_folder(folder: Path, shown: str, known_tools: Collection[str]) -> list[
     return list(definitions.values())
 
 
-def read_definition(path: Path, shown: str, known_tools: Collection[str]) -> AgentDefinition:
-    """One definition file; any problem is a ConfigError that names the file."""
+def read_definition(
+    base: Path,
+    relative: Path,
+    shown: str,
+    known_tools: Collection[str],
+    where: str = WORKSPACE,
+) -> AgentDefinition:
+    """One definition file, `base / relative`; any problem is a ConfigError that names it.
+
+    Read as read_file would read it (chapters/ch06/written_files.py): never from
+    outside `base`, only a regular file, at most `MAX_DEFINITION_BYTES`.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        data = read_written_file(base, relative, limit=MAX_DEFINITION_BYTES, where=where)
+        if len(data) > MAX_DEFINITION_BYTES:
+            raise too_large(MAX_DEFINITION_BYTES, "a definition")
+        text = as_text(data)
+    except (UnreadableFile, UnicodeDecodeError) as error:
         raise ConfigError(f"{shown}: cannot be read ({error})") from None
     try:
         parsed = parse_front_matter(text)

@@ -105,7 +105,7 @@ def command(
             asker=TerminalAsker(console),
             workspace=root,
             policy=policy,
-            audit=AuditLog(root.root / AUDIT_FILE),
+            audit=AuditLog(root.root / AUDIT_FILE, inside=root.root),
             hooks=hooks,
             plan=TodoPlan(remind_after=remind_after),
             agents=agents,

@@ -10,6 +10,8 @@ message enters the history:
                                  which lines it saw, the file's path, and how to read on
                                  (read_file with offset and limit, or grep)
     the file cannot be written   the same view, saying the rest is lost; never a crash
+    (or would be written through a link: a `.tutorial` or `tool-results` folder that
+    leads out of the workspace is refused, chapters/ch03/harness_files.py)
 
 A tool_call id comes from the model, so it is never trusted as a file name: it
 is cut to letters, digits, `-` and `_` (`safe_file_name`), and a name already
@@ -27,6 +29,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from chapters.ch03.harness_files import CREATE_NEW, open_harness_file
 from shared.agent import MAIN_AGENT
 from shared.calls import PendingCall
 from shared.console import Console
@@ -104,21 +107,21 @@ class Offloader:
     def save(self, call_id: str, text: str) -> Saved:
         """Write `text` to a new file named after `call_id`; raise OSError if that fails."""
         folder = self.root / RESULTS_FOLDER
-        folder.mkdir(parents=True, exist_ok=True)
         stem = safe_file_name(call_id)
         for number in range(1, 1000):
             name = f"{stem}.txt" if number == 1 else f"{stem}-{number}.txt"
             try:
-                # "x": never overwrite. newline="": the bytes are the text on every system, so
-                # read_file numbers the lines as the view does. A character UTF-8 cannot hold
-                # (a lone surrogate) is written as its \u escape rather than failing the save.
-                file = (folder / name).open(
-                    "x", encoding="utf-8", errors="backslashreplace", newline=""
-                )
+                # Never overwrite, never through a link (chapters/ch03/harness_files.py).
+                descriptor = open_harness_file(self.root, RESULTS_FOLDER / name, CREATE_NEW)
             except FileExistsError:
                 continue
             try:
-                with file:
+                # newline="": the bytes are the text on every system, so read_file numbers the
+                # lines as the view does. A character UTF-8 cannot hold (a lone surrogate) is
+                # written as its \u escape rather than failing the save.
+                with open(
+                    descriptor, "w", encoding="utf-8", errors="backslashreplace", newline=""
+                ) as file:
                     file.write(text)
             except OSError:
                 (folder / name).unlink(missing_ok=True)  # no half-written file that looks whole

@@ -11,6 +11,11 @@ message enters the history (turn 0: before the first request), and a compacted
 run can always be read back whole. A summary that replaces old messages is
 written too, marked `"note": "summary"`.
 
+The file is opened by chapter 3's harness_files.py: never through a link, and
+only in a folder that stays inside the workspace. A `.tutorial/transcripts`
+that links out, or a transcript file that is a link, is a line that cannot be
+written.
+
 If a line cannot be written, the run goes on, the console says so once, and
 `intact` turns False for good: the features that shorten the history then
 replace nothing whose only copy would have been here.
@@ -30,6 +35,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
 
+from chapters.ch03.harness_files import APPEND, open_harness_file, reason
 from shared.agent import Feature, Run
 from shared.console import Console
 from shared.messages import Message
@@ -86,16 +92,17 @@ class Transcript(Feature):
     def write_line(self, console: Console, line: Mapping[str, object]) -> bool:
         """Append one JSON line, flushed at once; a failure is said once and remembered."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            descriptor = open_harness_file(self.root, self.folder / self.path.name, APPEND)
             # A lone surrogate becomes its \u escape: the line stays JSON that reads back the same.
-            with self.path.open(
-                "a", encoding="utf-8", errors="backslashreplace", newline="\n"
+            with open(
+                descriptor, "a", encoding="utf-8", errors="backslashreplace", newline="\n"
             ) as file:
                 file.write(json.dumps(line, ensure_ascii=False) + "\n")
         except OSError as error:
             if self.failure is None:
                 console.notice(
-                    f"harness: cannot write the transcript {self.shown} ({error}); nothing "
+                    f"harness: cannot write the transcript {self.shown} "
+                    f"({reason(error, self.shown)}); nothing "
                     "in this run's history will be replaced unless it is saved elsewhere"
                 )
             self.failure = str(error)

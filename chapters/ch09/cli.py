@@ -172,7 +172,7 @@ def command(
     policy = policy_from_options(root, chapter_tools(root, agents), mode, allow, deny)
     hooks = Hooks(load_hooks(root, home))  # exit 2 if malformed
     policy = policy.protecting([*hook_programs(root, home), *agent_folders(root.root, home)])
-    audit = AuditLog(root.root / AUDIT_FILE)
+    audit = AuditLog(root.root / AUDIT_FILE, inside=root.root)
 
     def in_session(
         task: str, wanted: str | None, model: ModelClient, console: Console

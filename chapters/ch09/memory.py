@@ -36,6 +36,11 @@ The rules (`memory_problem`), each broken one named:
     type          user, feedback, project or reference
     body          1 to 10,000 characters
 
+The files are the harness's own (chapters/ch03/harness_files.py): a memory
+folder that links out of the workspace (or the home folder) is neither read
+nor written, a memory file that is a link is never read, and a file is read
+only if it is a regular file of at most `MAX_FILE_BYTES`.
+
 The front matter is read by chapter 6's parser (chapters/ch06/frontmatter.py).
 Bad files never break a run: a memory file that does not parse, or breaks a
 rule, is left out of the index with one warning naming the file and the
@@ -45,14 +50,17 @@ problem. The project's memory wins a name both folders use.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from chapters.ch02.text_files import atomic_write
+from chapters.ch02.text_files import READ_FLAGS, atomic_write, read_open_file
+from chapters.ch03.harness_files import harness_folder, open_harness_file, reason
 from chapters.ch06.frontmatter import FrontMatterError, Value, parse_front_matter
+from chapters.ch06.written_files import as_text
 
 MEMORY_FOLDER = Path(".tutorial") / "memory"  # below the workspace, and below the home folder
 INDEX_FILE = "MEMORY.md"
@@ -61,6 +69,9 @@ INDEX_CAP = 3_000  # characters of the index in the system prompt; whole lines o
 MAX_NAME = 64
 MAX_DESCRIPTION = 200
 MAX_BODY = 10_000
+# Of a memory file read: a memory at every limit (front matter and a 10,000-character body,
+# even in 4-byte characters) is under 45 KB, so a file over this is no memory.
+MAX_FILE_BYTES = 64 * 1024
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 # Names Windows gives to devices, in every folder and with any extension.
 RESERVED = frozenset(
@@ -257,8 +268,12 @@ class MemoryStore:
     workspace: Path
     home: Path
 
+    def base(self, scope: Scope) -> Path:
+        """The folder the memory folder of `scope` must stay inside: the workspace, or home."""
+        return self.workspace if scope is Scope.PROJECT else self.home
+
     def folder(self, scope: Scope) -> Path:
-        return (self.workspace if scope is Scope.PROJECT else self.home) / MEMORY_FOLDER
+        return self.base(scope) / MEMORY_FOLDER
 
     def shown(self, scope: Scope, name: str | None = None) -> str:
         """A folder or a file as people write it: `.tutorial/memory/x.md`, `~/.tutorial/...`."""
@@ -288,15 +303,15 @@ class MemoryStore:
         return Memories(project, user, broken, tuple(warnings))
 
     def _read(self, scope: Scope) -> tuple[dict[str, Memory], dict[str, str], list[str]]:
-        folder = self.folder(scope)
         try:
-            paths = sorted(
-                p
-                for p in folder.iterdir()
-                if p.suffix == SUFFIX
-                and p.name.lower() != INDEX_FILE.lower()
-                and not p.name.startswith(".")
-                and p.is_file()
+            folder = harness_folder(self.base(scope), MEMORY_FOLDER)
+            names = sorted(
+                entry.name
+                for entry in os.scandir(folder)
+                if Path(entry.name).suffix == SUFFIX
+                and entry.name.lower() != INDEX_FILE.lower()
+                and not entry.name.startswith(".")
+                and not entry.is_dir(follow_symlinks=False)
             )
         except FileNotFoundError:
             return {}, {}, []
@@ -305,15 +320,36 @@ class MemoryStore:
             return {}, {}, [problem]
         memories: dict[str, Memory] = {}
         broken: dict[str, str] = {}
-        for path in paths:
-            shown = self.shown(scope, path.stem)
+        for name in names:
+            stem = Path(name).stem
             try:
-                memory = parse_memory(path.read_text(encoding="utf-8"), path.stem, scope)
-            except (OSError, UnicodeDecodeError, MemoryFileError) as error:
-                broken[path.stem] = f"{shown}: {error}; left out of the memory index"
+                memory = parse_memory(self.read_text(scope, stem), stem, scope)
+            except OSError as error:
+                why = reason(error, (MEMORY_FOLDER / name).as_posix())
+                broken[stem] = f"{self.shown(scope, stem)}: {why}; left out of the memory index"
+                continue
+            except (UnicodeDecodeError, MemoryFileError) as error:
+                broken[stem] = f"{self.shown(scope, stem)}: {error}; left out of the memory index"
                 continue
             memories[memory.name] = memory
         return memories, broken, list(broken.values())
+
+    def read_text(self, scope: Scope, name: str) -> str:
+        """The text of the file `<name>.md` in the memory folder of `scope`.
+
+        Read as every harness file is (chapters/ch03/harness_files.py): never through a
+        link, never from a folder that leads out of the workspace (or home), only a
+        regular file, and no more than `MAX_FILE_BYTES`. Raises OSError (FileNotFoundError
+        when there is no such file), UnicodeDecodeError or `MemoryFileError`.
+        """
+        relative = MEMORY_FOLDER / f"{name}{SUFFIX}"
+        descriptor = open_harness_file(self.base(scope), relative, READ_FLAGS)
+        data = read_open_file(descriptor, MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise MemoryFileError(
+                f"it is more than {MAX_FILE_BYTES:,} bytes, more than any memory holds"
+            )
+        return as_text(data)  # as `Path.read_text` reads it: CRLF as LF
 
     def save(self, memory: Memory) -> str | None:
         """Write the memory's file (atomically), then its folder's MEMORY.md again.
@@ -321,11 +357,14 @@ class MemoryStore:
         Raises OSError if the memory could not be written; returns why the index
         could not be, if it could not (the memory is saved either way).
         """
-        atomic_write(self.path(memory), memory.file_text().encode("utf-8"))
+        # The folder, checked to stay inside the workspace (or home): never written through
+        # a link that leads out. A file is replaced by a rename, never written through.
+        folder = harness_folder(self.base(memory.scope), MEMORY_FOLDER, create=True)
+        atomic_write(folder / f"{memory.name}{SUFFIX}", memory.file_text().encode("utf-8"))
         memories, _, _ = self._read(memory.scope)
         try:
             data = index_file_text(memories).encode("utf-8")
-            atomic_write(self.folder(memory.scope) / INDEX_FILE, data)
+            atomic_write(folder / INDEX_FILE, data)
         except OSError as error:
             return str(error)
         return None

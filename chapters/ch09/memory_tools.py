@@ -30,7 +30,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chapters.ch09.memory import Memory, MemoryStore, MemoryType, Scope, memory_problem
+from chapters.ch09.memory import (
+    Memory,
+    MemoryFileError,
+    MemoryStore,
+    MemoryType,
+    Scope,
+    memory_problem,
+)
 from chapters.ch09.secret_shapes import secret_shape
 from shared.tools import KeyArgument, KeyKind, PydanticTool, SideEffect, ToolResult
 
@@ -115,10 +122,10 @@ def make_memory_tools(store: MemoryStore) -> list[PydanticTool]:
         memory = Memory(args.name, args.description, args.type, args.body, args.scope)
         path = store.path(memory)
         try:
-            before: str | None = path.read_text(encoding="utf-8")
+            before: str | None = store.read_text(memory.scope, memory.name)
         except FileNotFoundError:
             before = None
-        except (OSError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError, MemoryFileError):
             before = ""  # there, but unreadable: it is replaced, and the diff shows all of it new
         if before == memory.file_text():
             return ToolResult.failed(

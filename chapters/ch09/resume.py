@@ -36,9 +36,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from chapters.ch03.harness_files import open_harness_file, reason
 from chapters.ch08.measure import messages_tokens, tools_tokens
 from chapters.ch09.repair import Repair, repair_history
-from chapters.ch09.session_log import SessionLog
+from chapters.ch09.session_log import SESSIONS_FOLDER, SessionLog
 from chapters.ch09.sessions import StoredSession, find_session
 from shared.agent import Feature, Run
 from shared.console import Console
@@ -82,7 +83,7 @@ def resume_session(
         logged=list(session.history),
         repair_note=repair.note or None,
     )
-    mend_tail(session, console)
+    mend_tail(root, session, console)
     repaired = f"; {repair.note}" if repair.changed else ""
     console.notice(
         f"harness: resuming session {session.id} ({len(session.history)} messages, "
@@ -117,17 +118,26 @@ def open_session(
     return log, history
 
 
-def mend_tail(session: StoredSession, console: Console) -> None:
-    """Make the log end with a whole line, so the next line appended stands on its own."""
+def mend_tail(root: Path, session: StoredSession, console: Console) -> None:
+    """Make the log end with a whole line, so the next line appended stands on its own.
+
+    Opened as every harness file is (chapters/ch03/harness_files.py): a log that has
+    become a link since it was read is refused, never cut.
+    """
+    relative = SESSIONS_FOLDER / session.path.name
     try:
         if session.unterminated:
-            with session.path.open("ab") as file:
+            descriptor = open_harness_file(root, relative, os.O_WRONLY | os.O_APPEND)
+            with open(descriptor, "ab") as file:
                 file.write(b"\n")
         elif session.whole < os.path.getsize(session.path):
-            with session.path.open("r+b") as file:
+            descriptor = open_harness_file(root, relative, os.O_RDWR)
+            with open(descriptor, "r+b") as file:
                 file.truncate(session.whole)
     except OSError as error:
-        console.notice(f"harness: cannot mend the end of {session.shown} ({error})")
+        console.notice(
+            f"harness: cannot mend the end of {session.shown} ({reason(error, session.shown)})"
+        )
 
 
 class ResumedTooLong(AgentError):

@@ -23,7 +23,9 @@ history as the agent last saw it after something replaced it.
     {"turn": 5, "end": "answered"}      how a run ended: answered, failed (with "error"),
                                         or interrupted (Ctrl-C)
     {"resumed": {"started": "...", "chapter": 9, "model": "...", "prompt": "..."}}
-                                        a later run goes on with this session
+                                        a later run goes on with this session; its own
+                                        system prompt takes the place of the log's (a
+                                        history line, noted, when the two differ)
 
 Replaying the lines in order (chapters/ch09/sessions.py) gives the history the
 agent last saw: message lines append, a history line puts its list in place.
@@ -57,11 +59,12 @@ from typing import ClassVar
 from chapters.ch08.transcript import Transcript, new_run_id
 from shared.agent import Run
 from shared.errors import one_line
-from shared.messages import Message
+from shared.messages import Message, SystemMessage
 
 SESSIONS_FOLDER = Path(".tutorial") / "sessions"  # below the workspace
 ANSWERED, FAILED, INTERRUPTED = "answered", "failed", "interrupted"
 ERROR_CHARS = 300  # of a failed run's error, on its end line
+PROMPT_REPLACED = "system prompt: this run's, not the log's"  # the note on its history line
 
 
 @dataclass
@@ -88,8 +91,14 @@ class SessionLog(Transcript):
 
     def on_prompt(self, run: Run, prompt: str) -> Sequence[Message]:
         self._begin(run)
+        note = self.repair_note
+        if self.continuing:
+            own = with_system_prompt(run.history, run.agent.system_prompt)
+            if own is not None:
+                run.replace_history(own)
+                note = "; ".join(filter(None, [note, PROMPT_REPLACED]))
         # A history passed in (a resumed one, repaired) never entered through `add`.
-        self._sync(run, len(run.history), self.repair_note)
+        self._sync(run, len(run.history), note)
         return ()
 
     def on_message(self, run: Run, message: Message) -> None:
@@ -139,6 +148,23 @@ class SessionLog(Transcript):
             line["note"] = note
         if self.write_line(run.agent.console, line):
             self.logged = list(now)
+
+
+def with_system_prompt(history: Sequence[Message], prompt: str) -> list[Message] | None:
+    """`history` with `prompt` as its one system message, first; None if it has that already.
+
+    A resumed run goes on with the log's conversation, never with the log's system
+    prompt: the log is a file anyone who can write in the workspace can change, and
+    the prompt is the chapter's, built for this run (a log without one would go out
+    with none). Any system message the log holds is left out.
+    """
+    rest = [message for message in history if message.role != "system"]
+    first = history[0] if history else None
+    if not (isinstance(first, SystemMessage) and first.content == prompt):
+        first = SystemMessage(content=prompt)
+    elif len(rest) == len(history) - 1:
+        return None  # the prompt, first, and no other: nothing to change
+    return [first, *rest]
 
 
 def ended(error: BaseException | None) -> str:

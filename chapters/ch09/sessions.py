@@ -23,6 +23,7 @@ exit 2, with the most recent sessions (or the ones it could mean) listed.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,6 +33,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from chapters.ch02.text_files import READ_FLAGS, read_open_file, read_regular_file
+from chapters.ch03.harness_files import harness_folder, open_harness_file, reason
 from chapters.ch09.session_log import ANSWERED, FAILED, INTERRUPTED, SESSIONS_FOLDER
 from shared.errors import ConfigError, one_line
 from shared.messages import Message
@@ -92,7 +95,12 @@ def _messages() -> TypeAdapter[Message]:
 
 def read_session(path: Path) -> StoredSession:
     """Replay the log at `path`; raise OSError only if it cannot be read at all."""
-    return _Replay().read(path, path.read_bytes())
+    return replay(path, read_regular_file(path))
+
+
+def replay(path: Path, data: bytes) -> StoredSession:
+    """The session the log `data`, read from `path`, tells."""
+    return _Replay().read(path, data)
 
 
 class _Replay:
@@ -207,21 +215,35 @@ def _int(value: object) -> int | None:
 
 
 def list_sessions(root: Path) -> tuple[list[StoredSession], list[str]]:
-    """The sessions of the workspace `root`, most recent first, and the logs that cannot be read."""
-    folder = root / SESSIONS_FOLDER
+    """The sessions of the workspace `root`, most recent first, and the logs that cannot be read.
+
+    The logs are the harness's own files: read without following a link, from a
+    folder that stays inside the workspace (chapters/ch03/harness_files.py), so
+    that resuming never cuts or appends to a file elsewhere.
+    """
+    shown_folder = SESSIONS_FOLDER.as_posix()
     try:
-        paths = sorted(p for p in folder.iterdir() if p.suffix == LOG_SUFFIX and p.is_file())
+        folder = harness_folder(root, SESSIONS_FOLDER)
+        names = sorted(
+            entry.name
+            for entry in os.scandir(folder)
+            if Path(entry.name).suffix == LOG_SUFFIX and not entry.is_dir(follow_symlinks=False)
+        )
     except FileNotFoundError:
         return [], []
     except OSError as error:
-        return [], [f"{SESSIONS_FOLDER.as_posix()} cannot be read ({error})"]
+        return [], [f"{shown_folder} cannot be read ({reason(error, shown_folder)})"]
     sessions: list[StoredSession] = []
     problems: list[str] = []
-    for path in paths:
+    for name in names:
+        relative = SESSIONS_FOLDER / name
         try:
-            sessions.append(read_session(path))
+            data = read_open_file(open_harness_file(root, relative, READ_FLAGS))
         except OSError as error:
-            problems.append(f"{(SESSIONS_FOLDER / path.name).as_posix()} cannot be read ({error})")
+            shown = relative.as_posix()
+            problems.append(f"{shown} cannot be read ({reason(error, shown)})")
+            continue
+        sessions.append(replay(root / relative, data))
     sessions.sort(key=_recency, reverse=True)
     return sessions, problems
 
@@ -239,12 +261,17 @@ def _recency(session: StoredSession) -> tuple[float, str]:
 
 
 def find_session(root: Path, wanted: str | None) -> StoredSession:
-    """The session `--resume` means: the most recent, or the one `wanted` is (the start of)."""
-    sessions, _ = list_sessions(root)
+    """The session `--resume` means: the most recent, or the one `wanted` is (the start of).
+
+    A log that could not be read is named in the error, so that a session that
+    seems to be missing is explained.
+    """
+    sessions, problems = list_sessions(root)
+    left_out = "".join(f"\nleft out: {problem}" for problem in problems)
     if not sessions:
         raise SessionNotFound(
             f"there is no session to resume in {root}: a session is started by a run of "
-            "chapter 9 or later in this folder"
+            f"chapter 9 or later in this folder{left_out}"
         )
     if wanted is None:
         return sessions[0]
@@ -258,7 +285,8 @@ def find_session(root: Path, wanted: str | None) -> StoredSession:
             f"mean:\n{table(matches)}"
         )
     raise SessionNotFound(
-        f"no session id in {root} is or starts with {wanted!r}; the most recent:\n{table(sessions)}"
+        f"no session id in {root} is or starts with {wanted!r}; the most recent:\n"
+        f"{table(sessions)}{left_out}"
     )
 
 

@@ -15,10 +15,12 @@ as yesterday's, which a provider's prefix cache can reuse.
 Git is read from files, not by running git: `.git/HEAD` names the branch in one
 line, so there is no program to install, no process to start and nothing that
 can hang. A worktree's or submodule's `.git` is a file that points at the real
-folder. Anything unexpected is said in the line itself ("unknown (...)"): the
-environment never stops a run. Left out on purpose: `git status` and recent
-commits. They change while the agent works, and a prompt built once per run
-would be out of date by the second request.
+folder. Each is read as the file tools read (regular files only, so a named
+pipe cannot hang the start; a few kilobytes at most, so a link to /dev/zero
+cannot fill the memory). Anything unexpected is said in the line itself
+("unknown (...)"): the environment never stops a run. Left out on purpose:
+`git status` and recent commits. They change while the agent works, and a
+prompt built once per run would be out of date by the second request.
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from chapters.ch02.text_files import NotRegularFile, read_regular_file
 from shared import process
 
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # SHA-1, or SHA-256 repositories
 _BRANCH = "ref: refs/heads/"
+GIT_FILE_BYTES = 4_096  # of HEAD, or of a .git file: one line naming a branch or a folder
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,7 @@ def git_state(folder: Path, *, ceiling: Path | None = None) -> str:
         git_dir = find_git_dir(folder, ceiling)
         if git_dir is None:
             return "not a git repository"
-        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        head = _small_text(git_dir / "HEAD").strip()
     except (OSError, UnicodeDecodeError, ValueError) as error:
         return f"unknown (a .git was found but could not be read: {error})"
     if head.startswith(_BRANCH):
@@ -105,11 +109,23 @@ def find_git_dir(folder: Path, ceiling: Path | None = None) -> Path | None:
         dot_git = candidate / ".git"
         if dot_git.is_dir():
             return dot_git
-        if dot_git.is_file():
-            pointer = dot_git.read_text(encoding="utf-8").strip()
+        if dot_git.exists():  # a file, or something that has no business being there
+            pointer = _small_text(dot_git).strip()
             if not pointer.startswith("gitdir:"):
                 raise ValueError(f"{dot_git} is a file that does not start with gitdir:")
             return candidate / pointer.removeprefix("gitdir:").strip()  # an absolute one wins
         if candidate == ceiling:
             return None
     return None
+
+
+def _small_text(path: Path) -> str:
+    """A git file of one line, read as the file tools read (chapters/ch02/text_files.py): a
+    regular file only, never more than `GIT_FILE_BYTES`; ValueError otherwise."""
+    try:
+        data = read_regular_file(path, GIT_FILE_BYTES + 1)
+    except NotRegularFile as error:
+        raise ValueError(f"{path} is {error}, not a regular file") from None
+    if len(data) > GIT_FILE_BYTES:
+        raise ValueError(f"{path} is more than {GIT_FILE_BYTES:,} bytes, more than git writes")
+    return data.decode("utf-8")

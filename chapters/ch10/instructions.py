@@ -7,9 +7,14 @@
 
 Yours comes first and the project's second, nearer the conversation, since it
 is the more specific of the two. Each file is cut to `FILE_CAP` characters with
-a note saying so. A file that cannot be read is left out with a warning for
-the person running the agent; the run goes on. Only these files are read:
-nothing in a subfolder, no `@file` imports.
+a note saying so, and no more of it is read than that can take (4 bytes a
+character at most: a huge file costs its cap, not its size). A file that cannot
+be read is left out with a warning for the person running the agent; the run
+goes on. That includes a file that is not a regular file (a named pipe would
+block the start, a link to /dev/zero never ends) and one that links out of the
+workspace (yours: out of the home folder), as read_file would refuse it
+(chapters/ch06/written_files.py). Only these files are read: nothing in a
+subfolder, no `@file` imports.
 """
 
 from __future__ import annotations
@@ -17,6 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from chapters.ch06.written_files import (
+    BYTES_PER_CHARACTER,
+    WORKSPACE,
+    YOUR_HOME,
+    UnreadableFile,
+    as_text,
+    read_written_file,
+)
 from chapters.ch10.sections import cut
 
 PROJECT_FILES = ("AGENTS.md", "CLAUDE.md")  # the first one that exists is read
@@ -59,18 +72,24 @@ def read_instructions(workspace: Path, home: Path, file_cap: int = FILE_CAP) -> 
     """Your file, then the project's, each cut to `file_cap` characters."""
     files: list[InstructionFile] = []
     warnings: list[str] = []
-    candidates = [(home / USER_FILE, f"~/{USER_FILE.as_posix()}", "yours, for every project")]
+    candidates = [
+        (home, USER_FILE, f"~/{USER_FILE.as_posix()}", "yours, for every project", YOUR_HOME)
+    ]
     project = next((name for name in PROJECT_FILES if (workspace / name).exists()), None)
     if project is not None:
-        candidates.append((workspace / project, project, "this project's"))
-    for path, shown, whose in candidates:
-        if not path.exists():
+        candidates.append((workspace, Path(project), project, "this project's", WORKSPACE))
+    for base, relative, shown, whose, where in candidates:
+        if not (base / relative).exists():
             continue
+        limit = BYTES_PER_CHARACTER * file_cap
         try:
-            text = path.read_text(encoding="utf-8-sig").strip()  # CRLF reads as LF, BOM dropped
-        except (OSError, UnicodeDecodeError) as error:
+            data = read_written_file(base, relative, limit=limit, where=where)
+            more = len(data) > limit
+            text = as_text(data[:limit], whole=not more).strip()
+        except (UnreadableFile, UnicodeDecodeError) as error:
             warnings.append(f"{shown} cannot be read ({error}); it is left out of the prompt")
             continue
+        size = f"more than {limit:,} bytes" if more else None
         if text:
-            files.append(InstructionFile(shown, whose, cut(text, file_cap, shown)))
+            files.append(InstructionFile(shown, whose, cut(text, file_cap, shown, size=size)))
     return Instructions(tuple(files), tuple(warnings))

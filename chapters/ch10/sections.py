@@ -20,16 +20,17 @@ SEPARATOR = "\n\n"
 MIN_CAP = 200  # room for a cut note and a little text
 
 
-def cut(text: str, cap: int, what: str) -> str:
+def cut(text: str, cap: int, what: str, *, size: str | None = None) -> str:
     """`text` if it fits in `cap` characters; else its start and a note, `cap` characters in all.
 
-    `what` names the text in the note: "this section", "AGENTS.md".
+    `what` names the text in the note: "this section", "AGENTS.md". `size`: how big the
+    whole is, when `text` is only its start (a file read up to a bound: "more than
+    24,000 bytes"); the note is then there even if `text` itself would fit.
     """
-    if len(text) <= cap:
+    if len(text) <= cap and size is None:
         return text
-    note = (
-        f"[cut: {what} is {len(text):,} characters, over its cap of {cap:,}; the rest is left out]"
-    )
+    size = size or f"{len(text):,} characters"
+    note = f"[cut: {what} is {size}, over its cap of {cap:,}; the rest is left out]"
     room = max(cap - len(note) - 1, 0)
     kept = text[:room]
     line_break = kept.rfind("\n")

@@ -15,6 +15,11 @@ Code and other agents read:
     .tutorial/skills/<name>/      in the workspace: the project's skills
     ~/.tutorial/skills/<name>/    in your home folder: yours, for every project
 
+A SKILL.md is read as read_file would read it: a link that leads out of the
+workspace (for yours, out of the home folder) is refused, so load_skill never
+returns what read_file would not; so is anything but a regular file, and a file
+over `MAX_SKILL_BYTES`. Each is one warning; the other skills go on.
+
 The project's skill wins on a name clash. What costs what (progressive
 disclosure): every request carries each skill's name and description (the
 index, `SkillCatalog.index`); `load_skill` returns the instructions when the
@@ -52,12 +57,24 @@ from pathlib import Path
 
 from chapters.ch03.control import ControlFile, in_workspace_and_home
 from chapters.ch06.frontmatter import FENCE, FrontMatterError, Value, parse_front_matter
+from chapters.ch06.written_files import (
+    WORKSPACE,
+    YOUR_HOME,
+    UnreadableFile,
+    as_text,
+    read_written_file,
+    real_inside,
+    too_large,
+)
 
 SKILLS_FOLDER = Path(".tutorial") / "skills"  # below the workspace, and below your home folder
 SKILL_FILE = "SKILL.md"
 SOURCE = f"~/{SKILLS_FOLDER.as_posix()}/ and {SKILLS_FOLDER.as_posix()}/"  # both, always looked in
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
+# Of a SKILL.md read: its front matter and the 20,000 characters load_skill returns fit in
+# 128 KB even in 4-byte characters; a bigger file is left out with a warning, unread.
+MAX_SKILL_BYTES = 128 * 1024
 _NAME_CHARACTERS = re.compile(r"[a-z0-9-]+")
 READ_FIELDS = ("name", "description")  # all a run needs of SKILL.md's front matter
 _TOP_LEVEL_KEY = re.compile(r"(?P<key>[A-Za-z_][\w-]*):(?:\s|$)")
@@ -111,11 +128,18 @@ def load_skills(workspace: Path, home: Path) -> SkillCatalog:
     hidden: list[Skill] = []
     warnings: list[str] = []
     seen: set[Path] = set()
-    for folder, prefix in [(home / SKILLS_FOLDER, "~/"), (workspace / SKILLS_FOLDER, "")]:
+    for base, prefix, where in [(home, "~/", YOUR_HOME), (workspace, "", WORKSPACE)]:
+        folder = base / SKILLS_FOLDER
         if not folder.is_dir() or folder.resolve() in seen:  # run in your home: one folder
             continue
         seen.add(folder.resolve())
-        skills, problems = read_skills_folder(folder, prefix + SKILLS_FOLDER.as_posix())
+        shown = prefix + SKILLS_FOLDER.as_posix()
+        try:
+            real_inside(base, SKILLS_FOLDER, where=where)
+        except UnreadableFile as error:
+            warnings.append(f"{shown}: cannot be read ({error}); its skills are left out")
+            continue
+        skills, problems = read_skills_folder(folder, shown, base=base, where=where)
         warnings += problems
         for skill in skills:
             if skill.name in by_name:
@@ -125,8 +149,14 @@ def load_skills(workspace: Path, home: Path) -> SkillCatalog:
     return SkillCatalog(ordered, tuple(hidden), tuple(warnings))
 
 
-def read_skills_folder(folder: Path, shown: str) -> tuple[list[Skill], list[str]]:
-    """Every skill directly in `folder`, and one warning per entry that is not a good one."""
+def read_skills_folder(
+    folder: Path, shown: str, *, base: Path | None = None, where: str = "its folder"
+) -> tuple[list[Skill], list[str]]:
+    """Every skill directly in `folder`, and one warning per entry that is not a good one.
+
+    A SKILL.md is read only if its real path is inside `base` (by default `folder`
+    itself), which `where` names in the warning: "the workspace".
+    """
     skills: list[Skill] = []
     warnings: list[str] = []
     try:
@@ -143,7 +173,9 @@ def read_skills_folder(folder: Path, shown: str) -> tuple[list[Skill], list[str]
                     f"not a single file; try {shown}/{entry.stem}/{SKILL_FILE}"
                 )
             continue
-        skill = read_skill(entry, f"{shown}/{entry.name}/{SKILL_FILE}")
+        skill = read_skill(
+            entry, f"{shown}/{entry.name}/{SKILL_FILE}", base=base or folder, where=where
+        )
         if isinstance(skill, str):
             warnings.append(skill)
         else:
@@ -151,16 +183,27 @@ def read_skills_folder(folder: Path, shown: str) -> tuple[list[Skill], list[str]
     return skills, warnings
 
 
-def read_skill(folder: Path, shown: str) -> Skill | str:
-    """The skill in `folder`, or one warning: its file, the rule broken, and that it is left out."""
+def read_skill(
+    folder: Path, shown: str, *, base: Path | None = None, where: str = "its folder"
+) -> Skill | str:
+    """The skill in `folder`, or one warning: its file, the rule broken, and that it is left out.
+
+    SKILL.md is read as read_file would read it (chapters/ch06/written_files.py): only
+    if its real path is inside `base` (by default `folder`), only a regular file, and
+    no more than `MAX_SKILL_BYTES` of it.
+    """
+    base = base or folder
     try:
         names = {path.name for path in folder.iterdir()}
         if SKILL_FILE not in names:  # compared exactly, so skill.md fails on every system alike
             return f"{shown}: missing (a skill folder needs a {SKILL_FILE}); the skill is left out"
-        text = (folder / SKILL_FILE).read_text(encoding="utf-8")
-        parsed = parse_front_matter(read_fields(text))
+        relative = (folder / SKILL_FILE).relative_to(base)
+        data = read_written_file(base, relative, limit=MAX_SKILL_BYTES, where=where)
+        if len(data) > MAX_SKILL_BYTES:
+            raise too_large(MAX_SKILL_BYTES, f"a {SKILL_FILE}")
+        parsed = parse_front_matter(read_fields(as_text(data)))
         return skill_from(parsed.fields, parsed.body, folder, shown)
-    except (OSError, UnicodeDecodeError) as error:
+    except (OSError, UnicodeDecodeError, UnreadableFile) as error:
         return f"{shown}: cannot be read ({error}); the skill is left out"
     except (FrontMatterError, SkillError) as error:
         return f"{shown}: {error}; the skill is left out"

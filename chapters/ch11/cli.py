@@ -220,7 +220,7 @@ def command(
     hooks = Hooks(load_hooks(root, home))  # exit 2 if malformed
     controls = [*hook_programs(root, home), *agent_folders(root.root, home)]
     policy = policy.protecting([*controls, *skill_folders(root.root, home)])
-    audit = AuditLog(root.root / AUDIT_FILE)
+    audit = AuditLog(root.root / AUDIT_FILE, inside=root.root)
     clock = make_clock(demo)
     fallbacks: list[ModelClient] = []  # the fallback, once connect has read its settings
 

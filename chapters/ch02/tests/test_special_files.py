@@ -12,47 +12,22 @@ the first write of a later run removes the ones old enough to be surely abandone
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from chapters.ch02.searching import matching_lines
+from chapters.ch02.tests.blocking import bounded, needs_fifo
 from chapters.ch02.tests.helpers import file_tools, run
 from chapters.ch02.text_files import TEMP_SUFFIX, is_temp_name
 from chapters.ch02.writing import STALE_TEMP_SECONDS
 from shared.tools import ToolResult
-
-HANG_BOUND_SECONDS = 10  # an upper bound for a broken tool, never a wait for a working one
-
-needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
-
-
-def _unblock(fifo: Path) -> None:
-    """Let a reader stuck on `fifo` go: open it for writing, then close it (end of file)."""
-    with contextlib.suppress(OSError):
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-
-
-def _bounded(fifo: Path, call: Callable[[], object]) -> tuple[object, bool]:
-    """(what `call` returned, whether it had to be unblocked)."""
-    returned: list[object] = []
-    worker = threading.Thread(target=lambda: returned.append(call()), daemon=True)
-    worker.start()
-    worker.join(HANG_BOUND_SECONDS)
-    hung = worker.is_alive()
-    while worker.is_alive():
-        _unblock(fifo)
-        worker.join(0.1)
-    return (returned[0] if returned else None), hung
 
 
 @pytest.fixture
@@ -75,7 +50,7 @@ def test_a_file_tool_refuses_a_fifo_without_blocking_on_it(
     tmp_path: Path, fifo: Path, tool: str, args: dict[str, str]
 ) -> None:
     tools = file_tools(tmp_path)
-    result, hung = _bounded(fifo, lambda: run(tools, tool, path="p", **args))
+    result, hung = bounded(fifo, lambda: run(tools, tool, path="p", **args))
     assert not hung, f"{tool} blocked on a named pipe"
     assert isinstance(result, ToolResult)
     assert result.keyword == "not_a_file", result.content
@@ -90,7 +65,7 @@ def test_a_file_tool_refuses_a_fifo_without_blocking_on_it(
 def test_grep_never_blocks_on_a_fifo_it_reaches(fifo: Path) -> None:
     # The walk lists only regular files, but a file can be swapped for a pipe between
     # the listing and the read: the read itself must not block.
-    lines, hung = _bounded(fifo, lambda: list(matching_lines(str(fifo), re.compile("x"))))
+    lines, hung = bounded(fifo, lambda: list(matching_lines(str(fifo), re.compile("x"))))
     assert not hung, "grep blocked on a named pipe"
     assert lines == []
 
@@ -99,7 +74,7 @@ def test_grep_never_blocks_on_a_fifo_it_reaches(fifo: Path) -> None:
 def test_grep_and_glob_pass_over_a_fifo(tmp_path: Path, fifo: Path) -> None:
     (tmp_path / "a.txt").write_text("x\n", encoding="utf-8")
     tools = file_tools(tmp_path)
-    grep, hung = _bounded(fifo, lambda: run(tools, "grep", pattern="x"))
+    grep, hung = bounded(fifo, lambda: run(tools, "grep", pattern="x"))
     assert not hung
     assert isinstance(grep, ToolResult) and grep.content == "ok: 1 matching lines\na.txt:1: x"
     glob = run(tools, "glob", pattern="*")

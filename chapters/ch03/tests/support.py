@@ -127,3 +127,12 @@ def run_chapter(monkeypatch: pytest.MonkeyPatch) -> RunChapter:
         )
 
     return run
+
+
+def link(path: Path, target: Path) -> None:
+    """`path` -> `target`, or skip where this system will not make links (Windows, unprivileged)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.symlink_to(target, target_is_directory=target.is_dir())
+    except OSError as error:
+        pytest.skip(f"cannot make a symbolic link here ({error})")

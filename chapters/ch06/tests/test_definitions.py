@@ -3,13 +3,16 @@ where definitions come from and which one wins, and `python -m tutorial agents`.
 
 from __future__ import annotations
 
+import os
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from chapters.ch01.tests.chat_server import ChatServer
+from chapters.ch02.tests.blocking import bounded, needs_dev_zero, needs_fifo, run_bounded
 from chapters.ch03.tests.support import tutorial
-from chapters.ch06.definitions import load_agents
+from chapters.ch06.definitions import MAX_DEFINITION_BYTES, load_agents
 from chapters.ch06.frontmatter import FrontMatterError, parse_front_matter
 from chapters.ch06.prompt import EXPLORE_PROMPT
 from chapters.ch06.tests.support import write
@@ -196,6 +199,76 @@ def test_tools_may_be_empty_and_other_files_are_ignored(tmp_path: Path) -> None:
     catalog = load(tmp_path)
     assert catalog.agents["thinker"].tools == ()
     assert catalog.names == ("general", "explore", "thinker")
+
+
+@needs_fifo
+def test_a_named_pipe_as_a_definition_is_named_not_waited_on(tmp_path: Path) -> None:
+    fifo = project(tmp_path, "piped.md", GOOD)
+    fifo.unlink()
+    os.mkfifo(fifo)
+    caught, hung = bounded(fifo, lambda: _config_error(tmp_path))
+    assert not hung, "reading the agent definitions blocked on a named pipe"
+    assert str(caught) == (
+        ".tutorial/agents/piped.md: cannot be read (it is a named pipe (FIFO), not a regular file)"
+    )
+
+
+def _config_error(tmp_path: Path) -> ConfigError | None:
+    try:
+        load(tmp_path)
+    except ConfigError as error:
+        return error
+    return None
+
+
+@needs_dev_zero
+def test_a_definition_linked_to_dev_zero_is_named_in_bounded_memory(tmp_path: Path) -> None:
+    link = project(tmp_path, "zero.md", GOOD)
+    link.unlink()
+    link.symlink_to("/dev/zero")
+    done = run_bounded(
+        "from pathlib import Path\n"
+        "from chapters.ch06.definitions import load_agents\n"
+        "from shared.errors import ConfigError\n"
+        "try:\n"
+        f"    load_agents(Path({str(tmp_path / 'ws')!r}), Path({str(tmp_path / 'home')!r}), [])\n"
+        "except ConfigError as error:\n"
+        "    print(error)\n"
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith(".tutorial/agents/zero.md: cannot be read ("), done.stdout
+
+
+def test_a_definition_over_its_bound_is_named_having_read_no_more(tmp_path: Path) -> None:
+    project(tmp_path, "huge.md", GOOD + "You review code.\n" * 500_000)  # 8 MB
+    tracemalloc.start()
+    try:
+        caught = _config_error(tmp_path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * MAX_DEFINITION_BYTES, f"{peak:,} bytes read"
+    assert str(caught) == (
+        f".tutorial/agents/huge.md: cannot be read (it is more than {MAX_DEFINITION_BYTES:,} "
+        "bytes, the most a definition may hold)"
+    )
+
+
+def test_a_definition_that_links_outside_the_workspace_is_not_read(tmp_path: Path) -> None:
+    outside = write(tmp_path / "outside.md", GOOD.replace("You review code.", "SECRET"))
+    link = project(tmp_path, "r.md", GOOD)
+    link.unlink()
+    try:
+        link.symlink_to(outside)
+    except OSError:  # Windows without the right to make links: nothing to check
+        return
+    caught = _config_error(tmp_path)
+    assert str(caught) == (".tutorial/agents/r.md: cannot be read (it leads outside the workspace)")
+    assert "SECRET" not in str(caught)
+    inside = write(tmp_path / "ws" / "docs" / "reviewer.md", GOOD)
+    link.unlink()
+    link.symlink_to(inside)  # a link that stays inside is read, as read_file would
+    assert load(tmp_path).agents["reviewer"].source == ".tutorial/agents/r.md"
 
 
 # --- on the command line -------------------------------------------------------------------

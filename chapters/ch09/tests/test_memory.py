@@ -4,13 +4,16 @@ one warning each, MEMORY.md rebuilt on every write, and the index as a prompt se
 from __future__ import annotations
 
 import os
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
+from chapters.ch02.tests.blocking import bounded, needs_dev_zero, needs_fifo, run_bounded
 from chapters.ch09.memory import (
     INDEX_CAP,
     INDEX_FILE,
+    MAX_FILE_BYTES,
     MEMORY_FOLDER,
     Memory,
     MemoryIndex,
@@ -299,3 +302,61 @@ def test_the_index_is_read_when_asked_so_every_run_sees_the_folder_as_it_is(
     assert section.text() == ""
     memories.save(memory())
     assert "- tabs [feedback]" in section.text()
+
+
+# --- files that are not plain, small files ------------------------------------------------------
+
+
+@needs_fifo
+def test_a_named_pipe_in_the_memory_folder_is_a_warning_not_a_hang(tmp_path: Path) -> None:
+    memories = store(tmp_path)
+    memory_file(memories.workspace, "tabs", memory_text("tabs"))
+    fifo = memories.workspace / MEMORY_FOLDER / "piped.md"
+    os.mkfifo(fifo)
+    index = MemoryIndex(memories)
+    shown, hung = bounded(fifo, index.text)
+    assert not hung, "reading the memory folder blocked on a named pipe"
+    assert isinstance(shown, str) and "- tabs [feedback]" in shown and "piped" not in shown
+    assert index.warnings == (
+        ".tutorial/memory/piped.md: it is a named pipe (FIFO), not a regular file; "
+        "left out of the memory index",
+    )
+
+
+@needs_dev_zero
+def test_a_memory_file_linked_to_dev_zero_is_a_warning_in_bounded_memory(tmp_path: Path) -> None:
+    memories = store(tmp_path)
+    folder = memories.workspace / MEMORY_FOLDER
+    folder.mkdir(parents=True)
+    (folder / "zero.md").symlink_to("/dev/zero")
+    done = run_bounded(
+        "from pathlib import Path\n"
+        "from chapters.ch09.memory import MemoryStore\n"
+        f"loaded = MemoryStore(Path({str(memories.workspace)!r}), Path({str(memories.home)!r}))"
+        ".load()\n"
+        "print(dict(loaded.project), loaded.warnings)\n"
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("{} ('.tutorial/memory/zero.md: "), done.stdout
+    assert "left out of the memory index" in done.stdout
+
+
+def test_a_huge_memory_file_is_left_out_having_read_no_more_than_its_bound(
+    tmp_path: Path,
+) -> None:
+    memories = store(tmp_path)
+    memory_file(memories.workspace, "huge", memory_text("huge") + "more\n" * 2_000_000)  # 10 MB
+    tracemalloc.start()
+    try:
+        loaded = memories.load()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * MAX_FILE_BYTES, (
+        f"{peak:,} bytes to read a memory of at most {MAX_FILE_BYTES:,}"
+    )
+    assert dict(loaded.project) == {}
+    assert loaded.warnings == (
+        f".tutorial/memory/huge.md: it is more than {MAX_FILE_BYTES:,} bytes, more than any "
+        "memory holds; left out of the memory index",
+    )

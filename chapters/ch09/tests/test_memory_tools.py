@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from chapters.ch01.loop import run_agent
+from chapters.ch02.tests.blocking import bounded, needs_fifo
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import Asker, ScriptedAsker, TerminalAsker
 from chapters.ch03.audit import AuditLog
@@ -314,3 +316,16 @@ def test_a_memory_written_in_a_run_can_be_read_back_in_the_same_run(tmp_path: Pa
     assert r.result(history, "c2").startswith(
         "ok: memory tabs [feedback] (.tutorial/memory/tabs.md)"
     )
+
+
+@needs_fifo
+def test_memory_write_over_a_named_pipe_never_blocks_on_it(tmp_path: Path) -> None:
+    r = rig(tmp_path, Mode.ACCEPT_EDITS)
+    fifo = project_file(r)
+    fifo.parent.mkdir(parents=True)
+    os.mkfifo(fifo)
+    history, hung = bounded(fifo, lambda: r.run((MEMORY_WRITE, TABS)))
+    assert not hung, "memory_write blocked on a named pipe"
+    assert isinstance(history, list)
+    assert r.result(history).startswith("ok: memory tabs [feedback] ")
+    assert project_file(r).read_text(encoding="utf-8").startswith("---\nname: tabs\n")

@@ -16,6 +16,7 @@ from chapters.ch01.tests.harness import FakeRunner, plain_console, result_of
 from chapters.ch02.ledger import ReadLedger
 from chapters.ch02.reading import ReadFileArgs, make_read_file_tool
 from chapters.ch02.workspace import Workspace
+from chapters.ch03.tests.support import link
 from chapters.ch10.skill_tool import INSTRUCTIONS_CAP, MAX_FILES, make_load_skill_tool
 from chapters.ch10.skills import SKILLS_FOLDER, load_skills
 from chapters.ch10.tests.support import folders, project_skill, skill_text, user_skill, write
@@ -168,3 +169,42 @@ def test_a_skill_folder_never_lists_what_a_symlink_leads_out_to(tmp_path: Path) 
         return
     assert "secret" not in load(where.workspace, where.home, "review").content
     assert (where.workspace / SKILLS_FOLDER / "review" / "link").is_dir()
+
+
+def test_a_skill_md_that_links_outside_the_workspace_is_never_loaded(tmp_path: Path) -> None:
+    where = folders(tmp_path)
+    secret = write(tmp_path / "outside" / "SKILL.md", skill_text("leak", body="SECRET STEPS"))
+    link(where.workspace / SKILLS_FOLDER / "leak" / "SKILL.md", secret)
+    catalog = load_skills(where.workspace, where.home)
+    assert catalog.names == ()
+    assert catalog.warnings == (
+        ".tutorial/skills/leak/SKILL.md: cannot be read (it leads outside the workspace); "
+        "the skill is left out",
+    )
+    assert "SECRET" not in load(where.workspace, where.home, "leak").content
+
+
+def test_a_skills_folder_that_links_outside_the_workspace_is_not_read(tmp_path: Path) -> None:
+    where = folders(tmp_path)
+    project_skill(tmp_path / "outside", "leak", skill_text("leak", body="SECRET STEPS"))
+    link(where.workspace / SKILLS_FOLDER, tmp_path / "outside" / SKILLS_FOLDER)
+    catalog = load_skills(where.workspace, where.home)
+    assert catalog.names == ()
+    assert catalog.warnings == (
+        ".tutorial/skills: cannot be read (it leads outside the workspace); its skills are "
+        "left out",
+    )
+
+
+def test_your_skill_may_link_within_your_home_folder_but_not_out_of_it(tmp_path: Path) -> None:
+    where = folders(tmp_path)
+    kept = write(where.home / "dotfiles" / "mine.md", skill_text("mine", body="My steps."))
+    link(where.home / SKILLS_FOLDER / "mine" / "SKILL.md", kept)
+    away = write(tmp_path / "elsewhere.md", skill_text("away", body="SECRET STEPS"))
+    link(where.home / SKILLS_FOLDER / "away" / "SKILL.md", away)
+    catalog = load_skills(where.workspace, where.home)
+    assert catalog.names == ("mine",)
+    assert catalog.warnings == (
+        "~/.tutorial/skills/away/SKILL.md: cannot be read (it leads outside your home "
+        "folder); the skill is left out",
+    )
