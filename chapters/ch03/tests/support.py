@@ -28,6 +28,23 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     yield
 
 
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty workspace folder, `tmp_path/ws`: its parent is free for what lies outside it
+    (a home folder, a link's target, another workspace)."""
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """An empty folder beside the workspace: where a planted link leads out to."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    return folder
+
+
 def write_json(path: Path, data: Any) -> None:
     """Write `data` as JSON, or a string as it is (to write malformed files on purpose)."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -22,20 +22,6 @@ APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT
 DENIED = "denied: the decision could not be written to the audit log, so the call did not run."
 
 
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    return folder
-
-
 def _append(base: Path, relative: Path, text: bytes = b"line\n") -> None:
     descriptor = open_harness_file(base, relative, APPEND)
     try:

@@ -17,20 +17,6 @@ from chapters.ch08.transcript import TRANSCRIPTS_FOLDER
 from shared.messages import ToolMessage
 
 
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    return folder
-
-
 @pytest.mark.parametrize("linked", [".tutorial", RESULTS_FOLDER.as_posix()])
 def test_a_big_result_is_not_saved_through_a_folder_linked_outside(
     workspace: Path, outside: Path, linked: str
