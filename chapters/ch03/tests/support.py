@@ -76,6 +76,9 @@ def ready_from(first: int) -> list[int]:
     return [chapter.number for chapter in CHAPTERS if chapter.ready and chapter.number >= first]
 
 
+TASK = "do the task"  # run_chapter's prompt, unless a test gives another
+
+
 def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
     return tool_call(call_id, name, json.dumps(arguments))
 
@@ -110,6 +113,11 @@ class TaskModel:
         return response("results:\n" + "\n".join(results))
 
 
+def task(*calls: Mapping[str, Any]) -> TaskModel:
+    """A model for `run_chapter`'s one task, the default prompt: it makes `calls`, then reports."""
+    return TaskModel({TASK: calls})
+
+
 RunChapter = Callable[..., Result]
 
 
@@ -124,7 +132,7 @@ def run_chapter(monkeypatch: pytest.MonkeyPatch) -> RunChapter:
         workspace: Path,
         model: TaskModel,
         *options: str,
-        prompt: str = "do the task",
+        prompt: str = TASK,
         terminal: bool = False,
         stdin: str | None = None,
     ) -> Result:
