@@ -161,3 +161,12 @@ def link(path: Path, target: Path) -> None:
         path.symlink_to(target, target_is_directory=target.is_dir())
     except OSError as error:
         pytest.skip(f"cannot make a symbolic link here ({error})")
+
+
+def planted_link(path: Path, outside: Path) -> Path:
+    """A link at `path` to a file of the user's outside the workspace, `outside/notes.txt`
+    holding `mine`; returns that file, for the test to check that it stayed as it was."""
+    target = outside / "notes.txt"
+    target.write_bytes(b"mine\n")
+    link(path, target)
+    return target
