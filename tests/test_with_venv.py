@@ -228,6 +228,17 @@ def lines_of(stream: Iterable[str], into: queue.Queue[str]) -> None:
         into.put(line)
 
 
+def print_ran(root: Path) -> subprocess.CompletedProcess[str]:
+    """`python -c "print('ran')"` through with_venv in `root`, offline, within BOUND."""
+    return subprocess.run(
+        with_venv(root, "python", "-c", "print('ran')"),
+        capture_output=True,
+        text=True,
+        timeout=BOUND,
+        env=OFFLINE,
+    )
+
+
 @pytest.mark.skipif(os.name == "nt", reason="Ctrl-C is a signal to the process group on POSIX")
 def test_ctrl_c_while_pip_goes_in_is_one_line_and_the_next_run_makes_it_again(
     tmp_path: Path,
@@ -264,13 +275,7 @@ def test_ctrl_c_while_pip_goes_in_is_one_line_and_the_next_run_makes_it_again(
     assert "No module named pip" in no_pip.stderr
     assert not (environment.folder / COMPLETE).exists()
 
-    second = subprocess.run(
-        with_venv(root, "python", "-c", "print('ran')"),
-        capture_output=True,
-        text=True,
-        timeout=BOUND,
-        env=OFFLINE,
-    )
+    second = print_ran(root)
     assert second.returncode == 0, second.stderr
     assert second.stdout == "ran\n"
     assert second.stderr.splitlines() == [
@@ -280,13 +285,7 @@ def test_ctrl_c_while_pip_goes_in_is_one_line_and_the_next_run_makes_it_again(
         "installing pinned dependencies (requirements-dev.txt) ...",
     ]
     assert (environment.folder / COMPLETE).is_file()
-    third = subprocess.run(
-        with_venv(root, "python", "-c", "print('ran')"),
-        capture_output=True,
-        text=True,
-        timeout=BOUND,
-        env=OFFLINE,
-    )
+    third = print_ran(root)
     assert (third.returncode, third.stdout, third.stderr) == (0, "ran\n", "")  # used as it is
 
 

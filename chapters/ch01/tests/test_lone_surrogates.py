@@ -12,12 +12,12 @@ answered like any unknown name: the model reads `unknown_tool`.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
-from chapters.ch01.tests.chat_server import ChatServer
+from chapters.ch01.tests.chat_server import ChatServer, ScriptedReply
 from chapters.ch01.tests.harness import FakeRunner
 from chapters.ch01.tests.test_wire import run_over_wire
 from shared.completion import parse_completion
@@ -56,13 +56,16 @@ def cleaned(where: str) -> Callable[[dict[str, Any]], str]:
     }[where]
 
 
-@pytest.mark.parametrize("where", PLACES)
-def test_a_lone_surrogate_in_a_reply_is_replaced_and_the_next_request_goes_out(
-    where: str,
+def check_cleaned_over_the_wire(
+    where: str, replies: Sequence[ScriptedReply], run: Callable[[str, FakeRunner], str]
 ) -> None:
+    """Serve `replies` (the first with a lone surrogate in `where`, then "done") to `run`, a
+    run of one shell call against the server's URL: the run ends, and the next request went
+    out as valid UTF-8 with U+FFFD in that place. Later chapters' replies (streamed ones, say)
+    make the same promise through their own `run`."""
     runner = FakeRunner()
-    with ChatServer([(200, placed(where)), (200, response("done"))]) as server:
-        answer = run_over_wire(server.base_url, runner)
+    with ChatServer(replies) as server:
+        answer = run(server.base_url, runner)
         requests = server.completion_requests()
 
     assert answer == "done"
@@ -78,6 +81,14 @@ def test_a_lone_surrogate_in_a_reply_is_replaced_and_the_next_request_goes_out(
         assert runner.commands == ["echo \ufffd"]
     else:
         assert runner.commands == ["echo 1"]
+
+
+@pytest.mark.parametrize("where", PLACES)
+def test_a_lone_surrogate_in_a_reply_is_replaced_and_the_next_request_goes_out(
+    where: str,
+) -> None:
+    replies = [(200, placed(where)), (200, response("done"))]
+    check_cleaned_over_the_wire(where, replies, run_over_wire)
 
 
 def test_a_pair_split_by_the_escapes_stays_one_character() -> None:

@@ -14,13 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from chapters.ch01.tests.chat_server import ChatServer, endless, sse_comment
-from chapters.ch01.tests.test_wire import API_KEY, MODEL, real_model
+from chapters.ch01.tests.test_wire import MODEL, failed_cli_run, real_model
 from shared.errors import ProviderErrorKind, ReplyLimitError
 from shared.scripted import response
-from tutorial.cli import cli
 
 REQUEST = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
 # The per-read timeout of the test client (real_model): a test that ends near it was not
@@ -74,20 +72,7 @@ def test_a_reply_past_a_limit_ends_the_run_with_one_line_naming_it(
 ) -> None:
     monkeypatch.chdir(tmp_path)  # no .env from the repo
     with ChatServer([(200, response("x" * 200_000))]) as server:
-        result = CliRunner().invoke(
-            cli,
-            ["run", "--chapter", "1", "--prompt", "hi"],
-            env={
-                "OPENAI_BASE_URL": server.base_url,
-                "OPENAI_API_KEY": API_KEY,
-                "OPENAI_MODEL": MODEL,
-                "OPENAI_MAX_REPLY_CHARS": "5000",
-                "NO_COLOR": "1",
-            },
-        )
-    assert result.exit_code == 1
-    assert isinstance(result.exception, SystemExit)  # a clean exit, not an escaped error
-    assert "Traceback" not in result.stdout + result.stderr
+        result = failed_cli_run(server.base_url, OPENAI_MAX_REPLY_CHARS="5000")
     last = result.stderr.splitlines()[-1]
     assert last.startswith("ReplyLimitError: ")
     assert "OPENAI_MAX_REPLY_CHARS=5000" in last

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from chapters.ch01.agent import build_agent
 from chapters.ch01.loop import run_agent
@@ -269,25 +269,29 @@ def test_dns_failure_is_cannot_connect() -> None:
     assert caught.value.status is None
 
 
+def failed_cli_run(base_url: str, **settings: str) -> Result:
+    """`tutorial run --chapter 1` against `base_url` (`settings` added to its environment),
+    which must fail as a clean exit 1: no escaped error, no traceback. Run it in an empty
+    folder, so that no .env of the repository is read."""
+    required = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": API_KEY, "OPENAI_MODEL": MODEL}
+    result = CliRunner().invoke(
+        cli,
+        ["run", "--chapter", "1", "--prompt", "hi"],
+        env={**required, **settings, "NO_COLOR": "1"},
+    )
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit)  # a clean exit, not an escaped error
+    assert "Traceback" not in result.stdout + result.stderr
+    return result
+
+
 def test_cli_prints_one_line_for_a_provider_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)  # no .env from the repo
     with ChatServer([(401, openai_error("Incorrect API key provided"))]) as server:
-        result = CliRunner().invoke(
-            cli,
-            ["run", "--chapter", "1", "--prompt", "hi"],
-            env={
-                "OPENAI_BASE_URL": server.base_url,
-                "OPENAI_API_KEY": API_KEY,
-                "OPENAI_MODEL": MODEL,
-                "NO_COLOR": "1",
-            },
-        )
+        result = failed_cli_run(server.base_url)
 
-    assert result.exit_code == 1
-    assert isinstance(result.exception, SystemExit)  # a clean exit, not an escaped error
-    assert "Traceback" not in result.stdout + result.stderr
     assert result.stdout == ""  # no answer
     # The progress lines (chapter, user, waiting) are on stderr too; the error is one line, last.
     error_lines = [line for line in result.stderr.splitlines() if "Error" in line]

@@ -12,6 +12,8 @@ or the machine runs out of memory. So:
     run_bounded(code)         runs Python code in a child process with a time limit
                               and a memory limit (POSIX), for reads that cannot be
                               interrupted from outside
+    printed_in_bounds(*lines) what those lines print, run that way; the child must end well
+    link_to_dev_zero(path)    puts a link to /dev/zero where the code will read `path`
 
 The bounds are upper bounds for broken code, never waits for working code:
 a correct call returns at once.
@@ -83,3 +85,21 @@ def run_bounded(code: str) -> subprocess.CompletedProcess[str]:
         preexec_fn=_limit_memory if os.name == "posix" else None,
         check=False,
     )
+
+
+def printed_in_bounds(*lines: str) -> str:
+    """What the Python `lines` print when run with `run_bounded` (`Path` is imported for them).
+
+    The child must end well: a read without end fails it (MemoryError, or the time
+    limit), and its last words are the failure's message.
+    """
+    done = run_bounded("from pathlib import Path\n" + "".join(f"{line}\n" for line in lines))
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def link_to_dev_zero(path: Path) -> None:
+    """Put a link to /dev/zero at `path`, in place of any file there, its folders made."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    path.symlink_to("/dev/zero")

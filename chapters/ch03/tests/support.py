@@ -28,6 +28,23 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     yield
 
 
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty workspace folder, `tmp_path/ws`: its parent is free for what lies outside it
+    (a home folder, a link's target, another workspace)."""
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """An empty folder beside the workspace: where a planted link leads out to."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    return folder
+
+
 def write_json(path: Path, data: Any) -> None:
     """Write `data` as JSON, or a string as it is (to write malformed files on purpose)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -57,6 +74,9 @@ def tutorial(*args: str, stdin: str | None = None, env: Mapping[str, str] | None
 def ready_from(first: int) -> list[int]:
     """The chapters a promise made in chapter `first` must keep: it and every later ready one."""
     return [chapter.number for chapter in CHAPTERS if chapter.ready and chapter.number >= first]
+
+
+TASK = "do the task"  # run_chapter's prompt, unless a test gives another
 
 
 def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
@@ -93,6 +113,11 @@ class TaskModel:
         return response("results:\n" + "\n".join(results))
 
 
+def task(*calls: Mapping[str, Any]) -> TaskModel:
+    """A model for `run_chapter`'s one task, the default prompt: it makes `calls`, then reports."""
+    return TaskModel({TASK: calls})
+
+
 RunChapter = Callable[..., Result]
 
 
@@ -107,7 +132,7 @@ def run_chapter(monkeypatch: pytest.MonkeyPatch) -> RunChapter:
         workspace: Path,
         model: TaskModel,
         *options: str,
-        prompt: str = "do the task",
+        prompt: str = TASK,
         terminal: bool = False,
         stdin: str | None = None,
     ) -> Result:
@@ -136,3 +161,12 @@ def link(path: Path, target: Path) -> None:
         path.symlink_to(target, target_is_directory=target.is_dir())
     except OSError as error:
         pytest.skip(f"cannot make a symbolic link here ({error})")
+
+
+def planted_link(path: Path, outside: Path) -> Path:
+    """A link at `path` to a file of the user's outside the workspace, `outside/notes.txt`
+    holding `mine`; returns that file, for the test to check that it stayed as it was."""
+    target = outside / "notes.txt"
+    target.write_bytes(b"mine\n")
+    link(path, target)
+    return target

@@ -25,14 +25,7 @@ from chapters.ch02.workspace import Workspace
 from chapters.ch03.audit import AUDIT_FILE
 from chapters.ch03.policy import Mode, Policy
 from chapters.ch03.settings import PROJECT_SETTINGS, load_policy
-from chapters.ch03.tests.support import (
-    RunChapter,
-    TaskModel,
-    call,
-    read_audit,
-    ready_from,
-    write_json,
-)
+from chapters.ch03.tests.support import RunChapter, call, read_audit, ready_from, task, write_json
 from shared.decisions import Decision
 
 pytestmark = pytest.mark.usefixtures("isolated")
@@ -49,6 +42,12 @@ def plant(path: str) -> dict[str, object]:
     return call("c1", "write_file", path=path, content=json.dumps(PLANTED))
 
 
+def told_why(path: str) -> str:
+    """What the model reads when a call that may change the control file at `path` (or one in
+    the folder `path`) is refused: later chapters' control files say it the same way."""
+    return f"may change a {CONTROL} ({path})"
+
+
 @pytest.mark.parametrize("chapter", ready_from(3))
 @pytest.mark.parametrize(
     ("path", "options"),
@@ -62,10 +61,9 @@ def plant(path: str) -> dict[str, object]:
     ],
 )
 def test_a_write_to_a_settings_file_is_asked_and_denied_without_a_human(
-    run_chapter: RunChapter, tmp_path: Path, chapter: int, path: str, options: Sequence[str]
+    run_chapter: RunChapter, workspace: Path, chapter: int, path: str, options: Sequence[str]
 ) -> None:
-    workspace = tmp_path / "ws"
-    result = run_chapter(chapter, workspace, TaskModel({"do the task": [plant(path)]}), *options)
+    result = run_chapter(chapter, workspace, task(plant(path)), *options)
     assert result.exit_code == 0, result.stderr
     assert not (workspace / path).exists()
     assert CONTROL in result.stderr and NO_HUMAN in result.stderr  # shown as asked, nobody there
@@ -77,15 +75,11 @@ def test_a_write_to_a_settings_file_is_asked_and_denied_without_a_human(
 
 @pytest.mark.parametrize("chapter", ready_from(3))
 def test_a_shell_command_that_names_a_settings_file_is_never_auto_allowed(
-    run_chapter: RunChapter, tmp_path: Path, chapter: int
+    run_chapter: RunChapter, workspace: Path, chapter: int
 ) -> None:
-    workspace = tmp_path / "ws"
-    (workspace / "a").parent.mkdir(parents=True)
     (workspace / "a").write_text("{}", encoding="utf-8")
     commands = ["echo x > .tutorial/settings.json", "cp a .tutorial/settings.local.json"]
-    model = TaskModel(
-        {"do the task": [call(f"c{n}", "shell", command=c) for n, c in enumerate(commands)]}
-    )
+    model = task(*[call(f"c{n}", "shell", command=c) for n, c in enumerate(commands)])
     options = ["--mode", "bypass", "--allow", "shell(cp:*)", "--allow", "shell(echo:*)"]
     result = run_chapter(chapter, workspace, model, *options)
     assert result.exit_code == 0, result.stderr
@@ -96,12 +90,11 @@ def test_a_shell_command_that_names_a_settings_file_is_never_auto_allowed(
 
 
 def test_a_yes_lets_the_write_run_once_and_always_is_not_remembered(
-    run_chapter: RunChapter, tmp_path: Path
+    run_chapter: RunChapter, workspace: Path
 ) -> None:
-    workspace = tmp_path / "ws"
     first = call("c1", "write_file", path=".tutorial/settings.json", content="{}")
     second = call("c2", "write_file", path=".tutorial/settings.json", content='{"x": 1}')
-    model = TaskModel({"do the task": [first, second]})
+    model = task(first, second)
     options = ["--mode", "accept-edits"]
     result = run_chapter(3, workspace, model, *options, terminal=True, stdin="a\nn\n")
     assert result.exit_code == 0, result.stderr

@@ -15,25 +15,11 @@ import pytest
 from chapters.ch02.tests.blocking import bounded, needs_fifo
 from chapters.ch03.audit import AUDIT_FILE, AuditLog
 from chapters.ch03.harness_files import UnsafeHarnessFile, open_harness_file
-from chapters.ch03.tests.support import link
+from chapters.ch03.tests.support import link, planted_link
 from chapters.ch03.tests.test_gate_and_cli import DONE, make_agent, shell, turn
 
 APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT
 DENIED = "denied: the decision could not be written to the audit log, so the call did not run."
-
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    return folder
 
 
 def _append(base: Path, relative: Path, text: bytes = b"line\n") -> None:
@@ -138,9 +124,7 @@ def test_an_audit_folder_linked_outside_denies_every_call_and_writes_nothing_the
 def test_an_audit_file_that_is_a_link_denies_and_its_target_is_untouched(
     workspace: Path, outside: Path
 ) -> None:
-    target = outside / "notes.txt"
-    target.write_bytes(b"mine\n")
-    link(workspace / AUDIT_FILE, target)
+    target = planted_link(workspace / AUDIT_FILE, outside)
     agent = make_agent(workspace, allow=["shell(git status)"])
     agent.run(turn(shell("c1", "git status")), DONE)
     assert agent.runner.commands == []

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from chapters.ch03.settings import PROJECT_SETTINGS, USER_SETTINGS
-from chapters.ch03.tests.support import RunChapter, TaskModel, call, ready_from, write_json
+from chapters.ch03.tests.support import RunChapter, TaskModel, call, ready_from, task, write_json
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
@@ -22,14 +22,13 @@ MISSPELT = {"permissons": {"deny": ["shell(rm:*)"]}}
 
 
 def rm_model() -> TaskModel:
-    return TaskModel({"do the task": [call("c1", "shell", command="rm -rf build")]})
+    return task(call("c1", "shell", command="rm -rf build"))
 
 
 @pytest.mark.parametrize("chapter", ready_from(3))
 def test_a_misspelt_key_stops_the_run_and_names_the_key_it_meant(
-    run_chapter: RunChapter, tmp_path: Path, chapter: int
+    run_chapter: RunChapter, workspace: Path, chapter: int
 ) -> None:
-    workspace = tmp_path / "ws"
     write_json(workspace / PROJECT_SETTINGS, MISSPELT)
     (workspace / "build").mkdir()
     model = rm_model()
@@ -42,10 +41,10 @@ def test_a_misspelt_key_stops_the_run_and_names_the_key_it_meant(
 
 
 def test_a_misspelt_key_in_your_home_settings_is_named_with_its_file(
-    run_chapter: RunChapter, tmp_path: Path
+    run_chapter: RunChapter, tmp_path: Path, workspace: Path
 ) -> None:
     write_json(tmp_path / "home" / USER_SETTINGS, {"Permissions": {}})
-    result = run_chapter(3, tmp_path / "ws", rm_model())
+    result = run_chapter(3, workspace, rm_model())
     assert result.exit_code == 2
     assert result.stderr.startswith(
         '配置错误: ~/.tutorial/settings.json: unknown key "Permissions"'
@@ -62,9 +61,8 @@ def test_a_misspelt_key_in_your_home_settings_is_named_with_its_file(
     ],
 )
 def test_a_key_far_from_any_known_one_says_what_to_do(
-    run_chapter: RunChapter, tmp_path: Path, key: str, hint: str
+    run_chapter: RunChapter, workspace: Path, key: str, hint: str
 ) -> None:
-    workspace = tmp_path / "ws"
     write_json(workspace / PROJECT_SETTINGS, {key: ["shell(rm:*)"]})
     result = run_chapter(3, workspace, rm_model())
     assert result.exit_code == 2

@@ -20,8 +20,10 @@ from chapters.ch03.tests.support import (
     call,
     read_audit,
     ready_from,
+    task,
     write_json,
 )
+from chapters.ch03.tests.test_control_files import told_why
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
@@ -35,9 +37,8 @@ SETTINGS = {
 
 @pytest.mark.parametrize("chapter", ready_from(4))
 def test_the_program_a_hook_names_is_written_only_with_a_human_yes(
-    run_chapter: RunChapter, tmp_path: Path, chapter: int
+    run_chapter: RunChapter, workspace: Path, chapter: int
 ) -> None:
-    workspace = tmp_path / "ws"
     write_json(workspace / PROJECT_SETTINGS, SETTINGS)
     write_json(workspace / GUARD, "print('guarding')\n")
     calls = [
@@ -46,7 +47,7 @@ def test_the_program_a_hook_names_is_written_only_with_a_human_yes(
         call("c2", "shell", command=f"echo 'import os' >> {GUARD}"),
         call("c3", "write_file", path="notes.md", content="a note\n"),
     ]
-    result = run_chapter(chapter, workspace, TaskModel({"do the task": calls}), "--mode", "bypass")
+    result = run_chapter(chapter, workspace, task(*calls), "--mode", "bypass")
     assert result.exit_code == 0, result.stderr  # `hooks` is a key this chapter reads
     assert (workspace / GUARD).read_text(encoding="utf-8") == "print('guarding')\n"
     assert (workspace / "notes.md").is_file()  # any other write goes on as the mode says
@@ -58,14 +59,13 @@ def test_the_program_a_hook_names_is_written_only_with_a_human_yes(
         ("c2", "deny"),
         ("c3", "allow"),
     ]
-    assert f"may change a harness control file ({GUARD})" in result.stdout
+    assert told_why(GUARD) in result.stdout
 
 
 @pytest.mark.parametrize("chapter", ready_from(4))
 def test_a_misspelt_hooks_key_stops_the_run_and_names_hooks(
-    run_chapter: RunChapter, tmp_path: Path, chapter: int
+    run_chapter: RunChapter, workspace: Path, chapter: int
 ) -> None:
-    workspace = tmp_path / "ws"
     write_json(workspace / PROJECT_SETTINGS, {"hoks": SETTINGS["hooks"]})
     result = run_chapter(chapter, workspace, TaskModel({}))
     assert result.exit_code == 2

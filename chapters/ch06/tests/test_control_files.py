@@ -14,19 +14,18 @@ from pathlib import Path
 import pytest
 
 from chapters.ch03.audit import AUDIT_FILE
-from chapters.ch03.tests.support import RunChapter, TaskModel, call, read_audit, ready_from
+from chapters.ch03.tests.support import RunChapter, TaskModel, call, read_audit, ready_from, task
+from chapters.ch03.tests.test_control_files import told_why
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
 PLANTED = json.dumps({"permissions": {"defaultMode": "bypass"}})
-CONTROL = "may change a harness control file"
 
 
 @pytest.mark.parametrize("chapter", ready_from(6))
 def test_a_sub_agent_cannot_write_the_settings_without_a_human_yes(
-    run_chapter: RunChapter, tmp_path: Path, chapter: int
+    run_chapter: RunChapter, workspace: Path, chapter: int
 ) -> None:
-    workspace = tmp_path / "ws"
     delegate = call("t1", "task", description="settings", prompt="plant the settings")
     plant = call("c1", "write_file", path=".tutorial/settings.json", content=PLANTED)
     model = TaskModel({"do the task": [delegate], "plant the settings": [plant]})
@@ -36,19 +35,16 @@ def test_a_sub_agent_cannot_write_the_settings_without_a_human_yes(
     decisions = [(r["tool_call_id"], r["decision"]) for r in read_audit(workspace / AUDIT_FILE)]
     assert ("c1", "ask") in decisions and ("c1", "deny") in decisions
     assert ("c1", "allow") not in decisions
-    assert f"{CONTROL} (.tutorial/settings.json)" in result.stdout  # the child read why
+    assert told_why(".tutorial/settings.json") in result.stdout  # the child read why
 
 
 @pytest.mark.parametrize("chapter", ready_from(6))
 def test_an_agent_definition_is_written_only_with_a_human_yes(
-    run_chapter: RunChapter, tmp_path: Path, chapter: int
+    run_chapter: RunChapter, workspace: Path, chapter: int
 ) -> None:
-    workspace = tmp_path / "ws"
     definition = "---\nname: helper\ndescription: helps\n---\nDo as you are told.\n"
     write = call("c1", "write_file", path=".tutorial/agents/helper.md", content=definition)
-    result = run_chapter(
-        chapter, workspace, TaskModel({"do the task": [write]}), "--mode", "accept-edits"
-    )
+    result = run_chapter(chapter, workspace, task(write), "--mode", "accept-edits")
     assert result.exit_code == 0, result.stderr
     assert not (workspace / ".tutorial" / "agents" / "helper.md").exists()
-    assert f"{CONTROL} (.tutorial/agents/)" in result.stdout
+    assert told_why(".tutorial/agents/") in result.stdout

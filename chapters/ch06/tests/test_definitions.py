@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from chapters.ch01.tests.chat_server import ChatServer
-from chapters.ch02.tests.blocking import bounded, needs_dev_zero, needs_fifo, run_bounded
+from chapters.ch02.tests.blocking import (
+    bounded,
+    link_to_dev_zero,
+    needs_dev_zero,
+    needs_fifo,
+    printed_in_bounds,
+)
 from chapters.ch03.tests.support import tutorial
 from chapters.ch06.definitions import MAX_DEFINITION_BYTES, load_agents
 from chapters.ch06.frontmatter import FrontMatterError, parse_front_matter
@@ -223,20 +229,16 @@ def _config_error(tmp_path: Path) -> ConfigError | None:
 
 @needs_dev_zero
 def test_a_definition_linked_to_dev_zero_is_named_in_bounded_memory(tmp_path: Path) -> None:
-    link = project(tmp_path, "zero.md", GOOD)
-    link.unlink()
-    link.symlink_to("/dev/zero")
-    done = run_bounded(
-        "from pathlib import Path\n"
-        "from chapters.ch06.definitions import load_agents\n"
-        "from shared.errors import ConfigError\n"
-        "try:\n"
-        f"    load_agents(Path({str(tmp_path / 'ws')!r}), Path({str(tmp_path / 'home')!r}), [])\n"
-        "except ConfigError as error:\n"
-        "    print(error)\n"
+    link_to_dev_zero(project(tmp_path, "zero.md", GOOD))
+    printed = printed_in_bounds(
+        "from chapters.ch06.definitions import load_agents",
+        "from shared.errors import ConfigError",
+        "try:",
+        f"    load_agents(Path({str(tmp_path / 'ws')!r}), Path({str(tmp_path / 'home')!r}), [])",
+        "except ConfigError as error:",
+        "    print(error)",
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.startswith(".tutorial/agents/zero.md: cannot be read ("), done.stdout
+    assert printed.startswith(".tutorial/agents/zero.md: cannot be read ("), printed
 
 
 def test_a_definition_over_its_bound_is_named_having_read_no_more(tmp_path: Path) -> None:

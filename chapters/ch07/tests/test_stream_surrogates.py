@@ -21,14 +21,13 @@ from chapters.ch01.loop import run_agent
 from chapters.ch01.shell_tool import make_shell_tool
 from chapters.ch01.tests.chat_server import SSE_DONE, ChatServer, StreamReply, sse_data
 from chapters.ch01.tests.harness import BASH, FakeRunner
+from chapters.ch01.tests.test_lone_surrogates import LONE, PLACES, check_cleaned_over_the_wire
 from chapters.ch07.scripted_stream import chunk, text_stream
 from chapters.ch07.tests.support import recording_console, streaming_model
 from shared.agent import AgentSpec
 from shared.approval import ScriptedApprover
 from shared.calls import CallPipeline
 from shared.tools import ToolRegistry
-
-LONE = "\ud800"
 
 
 def ascii_sse(*chunks: dict[str, Any]) -> StreamReply:
@@ -64,13 +63,6 @@ PLACED = {
     "name": call_chunks(name="shell" + LONE),
     "reasoning": call_chunks(reasoning=f"thinking {LONE}"),
 }
-CLEANED = {
-    "text": lambda m: m["content"],
-    "arguments": lambda m: m["tool_calls"][0]["function"]["arguments"],
-    "id": lambda m: m["tool_calls"][0]["id"],
-    "name": lambda m: m["tool_calls"][0]["function"]["name"],
-    "reasoning": lambda m: m["reasoning_content"],
-}
 
 
 def run_streamed(base_url: str, runner: FakeRunner) -> str:
@@ -85,29 +77,12 @@ def run_streamed(base_url: str, runner: FakeRunner) -> str:
     return run_agent("go", spec)
 
 
-@pytest.mark.parametrize("where", list(PLACED))
+@pytest.mark.parametrize("where", PLACES)
 def test_a_lone_surrogate_in_a_streamed_reply_is_replaced_and_the_next_request_goes_out(
     where: str,
 ) -> None:
-    runner = FakeRunner()
     replies = [ascii_sse(*PLACED[where]), ascii_sse(*text_stream("done"))]
-    with ChatServer(replies) as server:
-        answer = run_streamed(server.base_url, runner)
-        requests = server.completion_requests()
-
-    assert answer == "done"
-    assert len(requests) == 2
-    requests[1].raw.decode("utf-8")  # strict: what went out is valid UTF-8
-    assistant, result = requests[1].body["messages"][2:4]
-    assert "\ufffd" in CLEANED[where](assistant)
-    assert result["tool_call_id"] == assistant["tool_calls"][0]["id"]
-    if where == "name":
-        assert result["content"].startswith("unknown_tool")
-        assert runner.commands == []
-    elif where == "arguments":
-        assert runner.commands == ["echo \ufffd"]
-    else:
-        assert runner.commands == ["echo 1"]
+    check_cleaned_over_the_wire(where, replies, run_streamed)
 
 
 def test_a_pair_split_over_two_chunks_is_one_character_again() -> None:

@@ -9,26 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from chapters.ch03.tests.support import link
+from chapters.ch03.tests.support import link, planted_link
 from chapters.ch08.offload import RESULTS_FOLDER
 from chapters.ch08.tests.support import RUN_ID, Rig, answering, calling, emit, emitted
 from chapters.ch08.tests.test_compaction import WINDOW, compaction_requests, work
 from chapters.ch08.transcript import TRANSCRIPTS_FOLDER
 from shared.messages import ToolMessage
-
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    return folder
 
 
 @pytest.mark.parametrize("linked", [".tutorial", RESULTS_FOLDER.as_posix()])
@@ -60,9 +46,7 @@ def test_a_transcript_folder_linked_outside_gets_no_line_and_nothing_is_compacte
 def test_a_transcript_file_that_is_a_link_is_not_written_through(
     workspace: Path, outside: Path
 ) -> None:
-    target = outside / "notes.txt"
-    target.write_bytes(b"mine\n")
-    link(workspace / TRANSCRIPTS_FOLDER / f"{RUN_ID}.jsonl", target)
+    target = planted_link(workspace / TRANSCRIPTS_FOLDER / f"{RUN_ID}.jsonl", outside)
     rig = Rig(workspace, [answering()])
     assert rig.run() == "done"
     assert target.read_bytes() == b"mine\n"

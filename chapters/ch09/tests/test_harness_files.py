@@ -20,21 +20,6 @@ from chapters.ch09.sessions import SessionNotFound, list_sessions
 from chapters.ch09.tests.support import Session, memory_file, memory_text
 from chapters.ch09.tests.test_memory_tools import TABS, rig
 
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    return folder
-
-
 # --- session logs -------------------------------------------------------------------------------
 
 
@@ -96,11 +81,9 @@ def test_a_sessions_folder_linked_outside_is_not_listed(workspace: Path, outside
 
 
 def test_memory_write_into_a_folder_linked_outside_fails_and_writes_nothing_there(
-    tmp_path: Path,
+    tmp_path: Path, outside: Path
 ) -> None:
     r = rig(tmp_path, Mode.ACCEPT_EDITS)
-    outside = tmp_path / "outside"
-    outside.mkdir()
     link(r.root / MEMORY_FOLDER, outside)
     history = r.run((MEMORY_WRITE, TABS))
     assert list(outside.iterdir()) == []

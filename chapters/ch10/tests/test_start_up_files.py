@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from chapters.ch02.tests.blocking import bounded, needs_dev_zero, needs_fifo, run_bounded
+from chapters.ch02.tests.blocking import (
+    bounded,
+    link_to_dev_zero,
+    needs_dev_zero,
+    needs_fifo,
+    printed_in_bounds,
+)
 from chapters.ch10.environment import git_state
 from chapters.ch10.instructions import FILE_CAP, USER_FILE, read_instructions
 from chapters.ch10.skills import MAX_SKILL_BYTES, SKILLS_FOLDER, load_skills
@@ -26,6 +32,14 @@ INSTRUCTION_FILES = {
 }
 
 
+def _instruction_file(tmp_path: Path, shown: str) -> Path:
+    """Where the start-up file `shown` is read from, its folder and the workspace made."""
+    path = tmp_path / INSTRUCTION_FILES[shown]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    folders(tmp_path)
+    return path
+
+
 def _instruction_warnings(tmp_path: Path) -> tuple[str, ...]:
     where = folders(tmp_path)
     return build(where.workspace, where.home).warnings
@@ -36,9 +50,7 @@ def _instruction_warnings(tmp_path: Path) -> tuple[str, ...]:
 def test_a_named_pipe_as_an_instruction_file_is_a_warning_not_a_hang(
     tmp_path: Path, shown: str
 ) -> None:
-    fifo = tmp_path / INSTRUCTION_FILES[shown]
-    fifo.parent.mkdir(parents=True, exist_ok=True)
-    folders(tmp_path)
+    fifo = _instruction_file(tmp_path, shown)
     os.mkfifo(fifo)
     warnings, hung = bounded(fifo, lambda: _instruction_warnings(tmp_path))
     assert not hung, f"reading {shown} blocked on a named pipe"
@@ -53,20 +65,15 @@ def test_a_named_pipe_as_an_instruction_file_is_a_warning_not_a_hang(
 def test_an_instruction_file_linked_to_dev_zero_is_a_warning_in_bounded_memory(
     tmp_path: Path, shown: str
 ) -> None:
-    link = tmp_path / INSTRUCTION_FILES[shown]
-    link.parent.mkdir(parents=True, exist_ok=True)
-    folders(tmp_path)
-    link.symlink_to("/dev/zero")
-    done = run_bounded(
-        "from pathlib import Path\n"
-        "from chapters.ch10.instructions import read_instructions\n"
+    link_to_dev_zero(_instruction_file(tmp_path, shown))
+    printed = printed_in_bounds(
+        "from chapters.ch10.instructions import read_instructions",
         f"found = read_instructions(Path({str(tmp_path / 'ws')!r}), "
-        f"Path({str(tmp_path / 'home')!r}))\n"
-        "print(found.files, found.warnings)\n"
+        f"Path({str(tmp_path / 'home')!r}))",
+        "print(found.files, found.warnings)",
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.startswith(f"() ('{shown} cannot be read ("), done.stdout
-    assert "it is left out of the prompt" in done.stdout
+    assert printed.startswith(f"() ('{shown} cannot be read ("), printed
+    assert "it is left out of the prompt" in printed
 
 
 def _peak_bytes(call: Callable[[], object]) -> int:
@@ -126,19 +133,13 @@ def test_a_named_pipe_as_skill_md_is_a_warning_not_a_hang(tmp_path: Path) -> Non
 @needs_dev_zero
 def test_a_skill_md_linked_to_dev_zero_is_a_warning_in_bounded_memory(tmp_path: Path) -> None:
     where = folders(tmp_path)
-    folder = where.workspace / SKILLS_FOLDER / "zero"
-    folder.mkdir(parents=True)
-    (folder / "SKILL.md").symlink_to("/dev/zero")
-    done = run_bounded(
-        "from pathlib import Path\n"
-        "from chapters.ch10.skills import load_skills\n"
-        f"catalog = load_skills(Path({str(where.workspace)!r}), Path({str(where.home)!r}))\n"
-        "print(catalog.names, catalog.warnings)\n"
+    link_to_dev_zero(where.workspace / SKILLS_FOLDER / "zero" / "SKILL.md")
+    printed = printed_in_bounds(
+        "from chapters.ch10.skills import load_skills",
+        f"catalog = load_skills(Path({str(where.workspace)!r}), Path({str(where.home)!r}))",
+        "print(catalog.names, catalog.warnings)",
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.startswith("() ('.tutorial/skills/zero/SKILL.md: cannot be read ("), (
-        done.stdout
-    )
+    assert printed.startswith("() ('.tutorial/skills/zero/SKILL.md: cannot be read ("), printed
 
 
 def test_a_skill_md_over_its_bound_is_left_out_having_read_no_more_than_the_bound(
@@ -181,16 +182,13 @@ def test_a_named_pipe_in_place_of_git_files_is_unknown_not_a_hang(
 
 @needs_dev_zero
 def test_a_head_linked_to_dev_zero_is_unknown_in_bounded_memory(tmp_path: Path) -> None:
-    (tmp_path / ".git").mkdir()
-    (tmp_path / ".git" / "HEAD").symlink_to("/dev/zero")
-    done = run_bounded(
-        "from pathlib import Path\n"
-        "from chapters.ch10.environment import git_state\n"
-        f"print(git_state(Path({str(tmp_path)!r}), ceiling=Path({str(tmp_path)!r})))\n"
+    link_to_dev_zero(tmp_path / ".git" / "HEAD")
+    printed = printed_in_bounds(
+        "from chapters.ch10.environment import git_state",
+        f"print(git_state(Path({str(tmp_path)!r}), ceiling=Path({str(tmp_path)!r})))",
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.startswith("unknown (a .git was found but could not be read: "), done.stdout
-    assert "character device" in done.stdout
+    assert printed.startswith("unknown (a .git was found but could not be read: "), printed
+    assert "character device" in printed
 
 
 def test_a_head_longer_than_any_head_is_unknown(tmp_path: Path) -> None:
