@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 
 from chapters.ch02.tests.blocking import bounded, needs_dev_zero, needs_fifo, run_bounded
 from chapters.ch03.settings import PROJECT_SETTINGS, SETTINGS_MAX_BYTES, USER_SETTINGS
@@ -36,7 +37,7 @@ def test_a_named_pipe_as_the_settings_stops_the_run_and_is_named(
     os.mkfifo(fifo)
     result, hung = bounded(fifo, lambda: run_chapter(chapter, workspace, TaskModel({})))
     assert not hung, "reading the settings blocked on a named pipe"
-    assert result is not None
+    assert isinstance(result, Result)
     assert result.exit_code == 2, result.stdout
     assert result.stderr.splitlines() == [
         "配置错误: .tutorial/settings.json: cannot be read (it is a named pipe (FIFO), "
