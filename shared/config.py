@@ -19,7 +19,7 @@ named by a prefix in place of `OPENAI_`: `load_optional_settings` reads
 validates them with the same rules; the URL and the key default to the first
 endpoint's, and without `<prefix>MODEL` there is no second endpoint. Its
 `Settings` keep the prefix, so a message about it names the setting the user
-sets for it (`setting_name`): OPENAI_FALLBACK_BASE_URL, not OPENAI_BASE_URL.
+sets for it (`setting_name`): `<prefix>BASE_URL`, not OPENAI_BASE_URL.
 
 Nothing is read at import: `load_settings` is called by the CLI, with the
 environment and the folder passed in, which is also how tests call it.

@@ -4,9 +4,9 @@ The reproduction: a named pipe, a link to /dev/zero or a folder at
 `.tutorial/settings.json` was passed over as if there were no file, so the run
 went on without the deny rules written for it; a settings file of any size was
 read whole. Now each stops the run before any request (exit 2), in one line
-that names the file and the fix: failing open would drop the deny rules. Chapter
-4 reads its hooks from the same files through the same reader, and so does every
-later chapter.
+that names the file and the fix: failing open would drop the deny rules. Every
+later chapter reads these files (for whatever else they hold) through the same
+reader, and keeps the promise.
 """
 
 from __future__ import annotations
