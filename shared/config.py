@@ -17,7 +17,9 @@ A second endpoint (another model to use beside or instead of the first) is
 named by a prefix in place of `OPENAI_`: `load_optional_settings` reads
 `<prefix>MODEL`, `<prefix>BASE_URL` and `<prefix>API_KEY` the same way and
 validates them with the same rules; the URL and the key default to the first
-endpoint's, and without `<prefix>MODEL` there is no second endpoint.
+endpoint's, and without `<prefix>MODEL` there is no second endpoint. Its
+`Settings` keep the prefix, so a message about it names the setting the user
+sets for it (`setting_name`): `<prefix>BASE_URL`, not OPENAI_BASE_URL.
 
 Nothing is read at import: `load_settings` is called by the CLI, with the
 environment and the folder passed in, which is also how tests call it.
@@ -117,6 +119,12 @@ class Settings(BaseModel):
         alias="OPENAI_MAX_REPLY_CHARS",
         ge=1,
     )
+    prefix: str = PREFIX  # of the names this endpoint is set under: `OPENAI_`, or its own
+
+    def setting_name(self, name: str) -> str:
+        """What the user sets for `name` (an `OPENAI_` name) of this endpoint, for a message
+        that says what to fix: "OPENAI_BASE_URL", or a second endpoint's own name."""
+        return self.prefix + name.removeprefix(PREFIX)
 
 
 def load_settings(environ: Mapping[str, str], cwd: Path) -> Settings:
@@ -179,7 +187,7 @@ def _present(
 def _validated(values: Mapping[str, str], prefix: str, problems: list[str]) -> Settings:
     """`Settings` from values under the `OPENAI_` names; problems name the `prefix` ones."""
     try:
-        settings = Settings.model_validate(values, context={"prefix": prefix})
+        settings = Settings.model_validate({**values, "prefix": prefix}, context={"prefix": prefix})
     except ValidationError as error:
         problems += [
             _describe(item, prefix) for item in error.errors() if item["type"] not in _SAID

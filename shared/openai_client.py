@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from shared.config import Settings
+from shared.config import SETTING_NAMES, Settings
 from shared.errors import ProviderError, ProviderErrorKind, RefusedConnectionError, one_line
 from shared.reply_bound import ReplyBound
 
@@ -105,7 +105,8 @@ class OpenAIChatModel:
         """An HTTP 200 whose body is not JSON (a web page, say): the URL is the likely cause."""
         return ProviderError(
             f"the provider answered HTTP 200 with a body that is not JSON: {text[:200]!r}. "
-            f"Check OPENAI_BASE_URL: it should be the API root, such as "
+            f"Check {self.settings.setting_name('OPENAI_BASE_URL')}: it should be the API root, "
+            "such as "
             f"{_api_root_example(self.settings.base_url)}",
             kind=ProviderErrorKind.BAD_RESPONSE,
             body=text,
@@ -140,7 +141,8 @@ class OpenAIChatModel:
     def connection_error(self, error: BaseException) -> ProviderError:
         message = (
             f"cannot connect to {self.settings.base_url} ({_root_cause(error)}). "
-            "Check OPENAI_BASE_URL (host, port, http or https) and that the server is running"
+            f"Check {self.settings.setting_name('OPENAI_BASE_URL')} (host, port, http or https) "
+            "and that the server is running"
         )
         if isinstance(_innermost(error), ConnectionRefusedError):  # nothing listens there
             return RefusedConnectionError(message)
@@ -219,23 +221,24 @@ def _api_root_example(base_url: str) -> str:
 
 def _status_message(status: int, error: Exception, settings: Settings) -> str:
     said = _provider_said(error)
+    url, key, model = map(settings.setting_name, SETTING_NAMES)
     if status in (401, 403):
         return (
             f"HTTP {status}: the API key was rejected or has no access to model "
-            f"{settings.model!r}. Check OPENAI_API_KEY and OPENAI_MODEL{said}"
+            f"{settings.model!r}. Check {key} and {model}{said}"
         )
     if status == 404 and settings.base_url.rstrip("/").endswith("/v1"):  # the URL looks right
         return (
             f"HTTP 404: no model {settings.model!r} at {settings.base_url}, or nothing at its "
-            f"/chat/completions. Check OPENAI_MODEL first: {settings.model!r} may not be a "
+            f"/chat/completions. Check {model} first: {settings.model!r} may not be a "
             "model this provider serves (its /models lists the ids it does); then "
-            f"OPENAI_BASE_URL{said}"
+            f"{url}{said}"
         )
     if status == 404:
         return (
             f"HTTP 404: nothing at {settings.base_url}/chat/completions, or no model "
-            f"{settings.model!r}. Check OPENAI_BASE_URL (usually a missing /v1: "
-            f"{_api_root_example(settings.base_url)}) and OPENAI_MODEL{said}"
+            f"{settings.model!r}. Check {url} (usually a missing /v1: "
+            f"{_api_root_example(settings.base_url)}) and {model}{said}"
         )
     if status == 429:
         return (

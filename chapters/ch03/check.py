@@ -9,11 +9,15 @@ A chapter whose runs hear more than the policy before a call (programs of the
 user's, say) passes an `Adviser`: it may add flags of its own, hears the call
 before the policy decides, and says in the output what it did. Without one,
 the check prints what this chapter's policy decides, and nothing else.
+
+A chapter whose runs protect more control files than chapter 3's (`Policy.protecting`)
+passes the function its command line builds them with (`protects`), so the check asks
+about the same writes a run asks about.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -21,6 +25,7 @@ from typing import Any, Protocol
 import click
 
 from chapters.ch02.workspace import Workspace
+from chapters.ch03.control import ControlFile
 from chapters.ch03.options import policy_from_options, policy_options
 from chapters.ch03.policy import Call, Policy
 from chapters.ch03.rules import Rule, RuleError
@@ -29,6 +34,8 @@ from shared.decisions import Decision
 from shared.tools import ToolRegistry
 
 CHECK_CALL_ID = "permissions_check"  # the call the check asks about has no tool_call id of its own
+# A chapter's own control files, from the workspace and the home folder (`Policy.protecting`).
+Protects = Callable[[Workspace, Path], Iterable[ControlFile]]
 
 
 @dataclass(frozen=True)
@@ -54,9 +61,12 @@ class Adviser(Protocol):
 
 
 def make_check_command(
-    chapter_tools: Callable[[Workspace], ToolRegistry], adviser: Adviser | None = None
+    chapter_tools: Callable[[Workspace], ToolRegistry],
+    adviser: Adviser | None = None,
+    protects: Protects | None = None,
 ) -> click.Command:
-    """`permissions check` for a chapter whose tools are `chapter_tools(workspace)`."""
+    """`permissions check` for a chapter whose tools are `chapter_tools(workspace)` and
+    whose runs add `protects(workspace, home)` to the control files."""
 
     @click.command(name="check", cls=FriendlyCommand)
     @click.argument("call_text", metavar="'TOOL(ARGUMENT)'")
@@ -78,6 +88,8 @@ def make_check_command(
         root = Workspace(workspace or working_directory())
         tools = chapter_tools(root)  # for names, keys and side effects; nothing runs
         policy = policy_from_options(root, tools, mode, allow, deny)
+        if protects is not None:
+            policy = policy.protecting(protects(root, Path.home()))
         try:
             parsed = Rule.parse(call_text, "check", tools)
         except RuleError as error:

@@ -11,6 +11,12 @@ The mode comes from --mode, else the project's defaultMode, else yours, else
 request (exit 2), naming the file and what is wrong: a half-read policy is
 worse than none.
 
+A settings file is read as a regular file of at most SETTINGS_MAX_BYTES
+(chapter 2's `read_regular_file`): a named pipe there would block the start
+forever, a link to /dev/zero would read until the memory runs out, and passing
+over either as "no file" would drop the deny rules written in it. So anything
+at that name the harness cannot read safely stops the run too.
+
 So does a top-level key nobody reads: a misspelt "permissons" would drop
 every rule in it without a word, and in bypass mode `rm -rf` would run. The
 error names the key and the nearest known one. Which keys are known is given
@@ -34,6 +40,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from chapters.ch02.text_files import NotRegularFile, read_regular_file
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.control import ControlFiles, harness_files
 from chapters.ch03.policy import Mode, Policy
@@ -44,6 +51,7 @@ M = TypeVar("M", bound=BaseModel)
 PROJECT_SETTINGS = Path(".tutorial") / "settings.json"
 USER_SETTINGS = Path(".tutorial") / "settings.json"  # below the home folder
 PERMISSIONS = "permissions"  # the key this module reads
+SETTINGS_MAX_BYTES = 1_000_000  # 1 MB: a file of hundreds of rules is a few kilobytes
 NOT_READ_HERE = ("hooks",)  # a key of the same files, read by the harness's hooks, not here
 
 
@@ -104,14 +112,28 @@ def load_policy(
 
 def distinct_files(sources: Sequence[tuple[Path, str]]) -> list[tuple[Path, str]]:
     """The settings files that exist, each once: run in your home folder, the project's
-    file and yours are the same file, and its rules or hooks must not count twice."""
+    file and yours are the same file, and its rules or hooks must not count twice.
+
+    Whatever is at a settings file's name counts (a folder, a pipe): its reader refuses
+    it by name rather than run as if it were not there."""
     seen: set[Path] = set()
     found = []
     for path, shown in sources:
-        if path.is_file() and path.resolve() not in seen:
+        if _something_at(path) and path.resolve() not in seen:
             seen.add(path.resolve())
             found.append((path, shown))
     return found
+
+
+def _something_at(path: Path) -> bool:
+    """Whether `path` (through links) names anything; one that cannot be looked at does."""
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:  # there, but not for us: its reader says why
+        return True
+    return True
 
 
 def _read(path: Path, shown: str, keys: Collection[str]) -> Permissions:
@@ -126,7 +148,7 @@ def read_settings(
     `keys`, if given, are every top-level key the file may hold; any other stops the run.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = json.loads(_settings_bytes(path, shown).decode("utf-8-sig"))
     except json.JSONDecodeError as error:
         raise ConfigError(
             f"{shown}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
@@ -147,6 +169,23 @@ def read_settings(
         where = ".".join(str(part) for part in problem["loc"]) or "the file"
         message = str(problem["msg"]).removeprefix("Value error, ")
         raise ConfigError(f"{shown}: {where}: {message}") from None
+
+
+def _settings_bytes(path: Path, shown: str) -> bytes:
+    """The file's bytes, if it is a regular file of at most SETTINGS_MAX_BYTES."""
+    try:
+        data = read_regular_file(path, SETTINGS_MAX_BYTES + 1)
+    except NotRegularFile as error:
+        raise ConfigError(
+            f"{shown}: cannot be read (it is {error}, not a regular file); "
+            "put a regular JSON file there, or remove it"
+        ) from None
+    if len(data) > SETTINGS_MAX_BYTES:
+        raise ConfigError(
+            f"{shown}: cannot be read (it is more than {SETTINGS_MAX_BYTES:,} bytes, the most "
+            "a settings file may hold); shorten it, or remove it"
+        )
+    return data
 
 
 def _known_keys_only(data: dict[str, object], shown: str, keys: Collection[str]) -> None:

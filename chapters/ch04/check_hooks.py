@@ -7,7 +7,7 @@ check knows (the key argument: `{"command": "ls"}`). They are the user's own
 programs, so the output says which ran and on what; `--no-hooks` leaves them out,
 and the output says that too.
 
-    check_command = make_check_command(make_tools, PreToolUseAdviser())
+    check_command = make_check_command(make_tools, PreToolUseAdviser(), hook_programs)
 """
 
 from __future__ import annotations

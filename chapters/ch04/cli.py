@@ -74,7 +74,7 @@ def command(
     run_session(session, prompt=prompt, trace=trace, demo=demo)
 
 
-check_command = make_check_command(make_tools, PreToolUseAdviser())
+check_command = make_check_command(make_tools, PreToolUseAdviser(), hook_programs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,21 +16,29 @@ Extends: chapters/ch05/agent.py
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import Asker
 from chapters.ch03.audit import AuditLog
+from chapters.ch03.control import ControlFile
 from chapters.ch03.gate import PermissionGate
 from chapters.ch03.policy import Policy
 from chapters.ch04.hooks import Hooks
 from chapters.ch04.loop_hooks import PromptHooks, StopHooks
+from chapters.ch04.settings import hook_programs
 from chapters.ch04.tool_hooks import PostToolUseHooks, PreToolUseHooks
 from chapters.ch05.agent import chapter_tools as plan_tools
 from chapters.ch05.reminder import PlanReminder
 from chapters.ch05.todo import TodoPlan
 from chapters.ch05.view import plan_view
 from chapters.ch06.budget import MAX_REQUESTS, RequestBudget
-from chapters.ch06.definitions import AgentCatalog, AgentDefinition, built_in_agents
+from chapters.ch06.definitions import (
+    AgentCatalog,
+    AgentDefinition,
+    agent_folders,
+    built_in_agents,
+)
 from chapters.ch06.prompt import SYSTEM_PROMPT
 from chapters.ch06.task import Delegation, make_task_tool, not_started
 from shared.agent import DEFAULT_MAX_TURNS, MAIN_AGENT, AgentSpec, Feature
@@ -96,6 +104,12 @@ def chapter_tools(workspace: Workspace, agents: AgentCatalog | None = None) -> T
     catalog = agents or AgentCatalog({a.name: a for a in built_in_agents()})
     tools.register(make_task_tool(catalog, not_started))
     return tools
+
+
+def control_files(workspace: Workspace, home: Path) -> list[ControlFile]:
+    """What a run protects beyond chapter 3's files: the programs the hooks run and the
+    agent definitions' folders. The command line and `permissions check` both use it."""
+    return [*hook_programs(workspace, home), *agent_folders(workspace.root, home)]
 
 
 def _named(name: str) -> Callable[[], dict[str, str]]:

@@ -18,11 +18,12 @@ from chapters.ch03.check import make_check_command
 from chapters.ch03.options import policy_from_options, policy_options
 from chapters.ch04.check_hooks import PreToolUseAdviser
 from chapters.ch04.hooks import Hooks
-from chapters.ch04.settings import hook_programs, load_hooks
+from chapters.ch04.settings import load_hooks
 from chapters.ch05.agent import chapter_tools as plan_tools
 from chapters.ch05.todo import REMIND_AFTER, TodoPlan
+from chapters.ch06.agent import control_files
 from chapters.ch06.budget import MAX_REQUESTS
-from chapters.ch06.definitions import agent_folders, load_agents
+from chapters.ch06.definitions import load_agents
 from chapters.ch06.listing import make_agents_command
 from chapters.ch06.task import MAX_TURNS_HELP
 from chapters.ch07.agent import build_agent, chapter_tools
@@ -91,7 +92,7 @@ def command(
     policy = policy_from_options(root, chapter_tools(root, agents), mode, allow, deny)
     hooks = Hooks(load_hooks(root, Path.home()))  # exit 2 if malformed
     home = Path.home()
-    policy = policy.protecting([*hook_programs(root, home), *agent_folders(root.root, home)])
+    policy = policy.protecting(control_files(root, home))  # what the harness obeys
 
     def run(task: str, model: ModelClient, console: Console) -> str:
         counts = ", ".join(f"{e}: {n}" for e, n in hooks.counts().items()) or "none"
@@ -136,7 +137,7 @@ def command(
     run_session(session, prompt=prompt, trace=trace, demo=demo)
 
 
-check_command = make_check_command(chapter_tools, PreToolUseAdviser())
+check_command = make_check_command(chapter_tools, PreToolUseAdviser(), control_files)
 agents_command = make_agents_command(plan_tools)
 
 

@@ -119,7 +119,8 @@ class StreamingChatModel(OpenAIChatModel):
             except ValueError as error:  # a `data:` line that is not JSON
                 raise damaged(
                     f"the provider sent a stream event that is not JSON ({error}); "
-                    "nothing of the reply was kept. Check OPENAI_BASE_URL and run again",
+                    "nothing of the reply was kept. Check "
+                    f"{self.settings.setting_name('OPENAI_BASE_URL')} and run again",
                 ) from None
             except RecursionError:  # valid JSON, nested deeper than `json.loads` goes
                 raise damaged(

@@ -34,11 +34,12 @@ from chapters.ch03.check import make_check_command
 from chapters.ch03.options import policy_from_options, policy_options
 from chapters.ch04.check_hooks import PreToolUseAdviser
 from chapters.ch04.hooks import Hooks
-from chapters.ch04.settings import hook_programs, load_hooks
+from chapters.ch04.settings import load_hooks
 from chapters.ch05.agent import chapter_tools as plan_tools
 from chapters.ch05.todo import REMIND_AFTER, TodoPlan
+from chapters.ch06.agent import control_files
 from chapters.ch06.budget import MAX_REQUESTS
-from chapters.ch06.definitions import agent_folders, load_agents
+from chapters.ch06.definitions import load_agents
 from chapters.ch06.listing import make_agents_command
 from chapters.ch06.task import MAX_TURNS_HELP
 from chapters.ch07.parallel import DEFAULT_MAX_PARALLEL
@@ -171,7 +172,7 @@ def command(
     agents = load_agents(root.root, home, plan_tools(root).names)  # exit 2 if malformed
     policy = policy_from_options(root, chapter_tools(root, agents), mode, allow, deny)
     hooks = Hooks(load_hooks(root, home))  # exit 2 if malformed
-    policy = policy.protecting([*hook_programs(root, home), *agent_folders(root.root, home)])
+    policy = policy.protecting(control_files(root, home))  # what the harness obeys
     audit = AuditLog(root.root / AUDIT_FILE, inside=root.root)
 
     def in_session(
@@ -248,7 +249,7 @@ def command(
     run_session(session, prompt=prompt, trace=trace, demo=demo)
 
 
-check_command = make_check_command(chapter_tools, PreToolUseAdviser())
+check_command = make_check_command(chapter_tools, PreToolUseAdviser(), control_files)
 agents_command = make_agents_command(plan_tools)
 
 __all__ = ["agents_command", "check_command", "command", "main", "sessions_command"]

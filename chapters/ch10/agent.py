@@ -38,6 +38,7 @@ from pathlib import Path
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import Asker
 from chapters.ch03.audit import AuditLog
+from chapters.ch03.control import ControlFile
 from chapters.ch03.gate import PermissionGate
 from chapters.ch03.policy import Policy
 from chapters.ch04.hooks import Hooks
@@ -47,6 +48,7 @@ from chapters.ch05.agent import chapter_tools as plan_tools
 from chapters.ch05.reminder import PlanReminder
 from chapters.ch05.todo import TodoPlan
 from chapters.ch05.view import plan_view
+from chapters.ch06.agent import control_files as chapter6_control_files
 from chapters.ch06.budget import MAX_REQUESTS
 from chapters.ch06.definitions import TASK_TOOL, AgentCatalog, AgentDefinition
 from chapters.ch06.task import Delegation
@@ -66,7 +68,7 @@ from chapters.ch10.prompt import read_system_prompt
 from chapters.ch10.sections import SystemPrompt
 from chapters.ch10.show_prompt import summary
 from chapters.ch10.skill_tool import make_load_skill_tool
-from chapters.ch10.skills import SkillCatalog, load_skills
+from chapters.ch10.skills import SkillCatalog, load_skills, skill_folders
 from shared.agent import DEFAULT_MAX_TURNS, MAIN_AGENT, AgentSpec, Feature
 from shared.completion import ModelClient
 from shared.console import Console
@@ -200,6 +202,12 @@ def chapter_tools(workspace: Workspace, agents: AgentCatalog | None = None) -> T
     tools = chapter9_tools(workspace, agents)
     tools.register(make_load_skill_tool(SkillCatalog({}), workspace))
     return tools
+
+
+def control_files(workspace: Workspace, home: Path) -> list[ControlFile]:
+    """Chapter 6's control files and the skills folders. The command line and
+    `permissions check` both use it."""
+    return [*chapter6_control_files(workspace, home), *skill_folders(workspace.root, home)]
 
 
 def _named(name: str) -> Callable[[], dict[str, str]]:

@@ -44,11 +44,11 @@ from chapters.ch03.check import make_check_command
 from chapters.ch03.options import policy_from_options, policy_options
 from chapters.ch04.check_hooks import PreToolUseAdviser
 from chapters.ch04.hooks import Hooks
-from chapters.ch04.settings import hook_programs, load_hooks
+from chapters.ch04.settings import load_hooks
 from chapters.ch05.agent import chapter_tools as plan_tools
 from chapters.ch05.todo import REMIND_AFTER, TodoPlan
 from chapters.ch06.budget import MAX_REQUESTS
-from chapters.ch06.definitions import TASK_TOOL, agent_folders, load_agents
+from chapters.ch06.definitions import TASK_TOOL, load_agents
 from chapters.ch06.listing import make_agents_command
 from chapters.ch06.task import MAX_TURNS_HELP
 from chapters.ch07.parallel import DEFAULT_MAX_PARALLEL
@@ -59,11 +59,10 @@ from chapters.ch09.listing import sessions_command
 from chapters.ch09.memory import MemoryIndex, MemoryStore
 from chapters.ch09.resume import open_session
 from chapters.ch09.sessions import find_session
-from chapters.ch10.agent import chapter_prompt, chapter_tools
+from chapters.ch10.agent import chapter_prompt, chapter_tools, control_files
 from chapters.ch10.environment import read_environment
 from chapters.ch10.sections import SystemPrompt
 from chapters.ch10.show_prompt import make_prompt_command
-from chapters.ch10.skills import skill_folders
 from chapters.ch11.agent import build_agent
 from chapters.ch11.continuation import DEFAULT_MAX_CONTINUATIONS
 from chapters.ch11.demo import DEMO_PROMPT, DemoClock, demo_model, make_demo_workspace
@@ -218,8 +217,7 @@ def command(
     chosen = parse_tool_names(tool_names, every_tool.names)  # exit 2 on a misspelt name
     policy = policy_from_options(root, every_tool, mode, allow, deny)
     hooks = Hooks(load_hooks(root, home))  # exit 2 if malformed
-    controls = [*hook_programs(root, home), *agent_folders(root.root, home)]
-    policy = policy.protecting([*controls, *skill_folders(root.root, home)])
+    policy = policy.protecting(control_files(root, home))  # what the harness obeys
     audit = AuditLog(root.root / AUDIT_FILE, inside=root.root)
     clock = make_clock(demo)
     fallbacks: list[ModelClient] = []  # the fallback, once connect has read its settings
@@ -314,7 +312,7 @@ def command(
     run_session(session, prompt=prompt, trace=trace, demo=demo)
 
 
-check_command = make_check_command(chapter_tools, PreToolUseAdviser())
+check_command = make_check_command(chapter_tools, PreToolUseAdviser(), control_files)
 agents_command = make_agents_command(plan_tools)
 
 

@@ -12,8 +12,18 @@ table "失败分类"):
                       insufficient_system_resource
     overloaded        529 or 503 "overloaded"        FallbackModel      the fallback at once;
                                                                         without one, retried
-    connection        refused, dropped, timed out;   RetryingModel      back off, send again
-                      a stream cut before its finish
+    connection        dropped, timed out; a stream   RetryingModel      back off, send again
+                      cut before its finish, or
+                      with a chunk it cannot read;
+                      a reply cut at a bound
+                      (OPENAI_MAX_REPLY_SECONDS,
+                      OPENAI_MAX_REPLY_CHARS);
+                      refused, once something has
+                      answered at that URL
+                      refused before anything        RetryingModel      stop: exit 2, a config
+                      answered at that URL in                           error naming the URL's
+                      this run                                          setting; no retry, no
+                                                                        fallback
     wait_too_long     Retry-After above the cap      FallbackModel      the fallback, else stop
                                                                         saying how long it asked
     context_too_long  400 "maximum context length"   CompactOnOverflow  compact, send once more

@@ -19,8 +19,9 @@ Anything else goes up at once, untouched: a 400, 401, 403 or 404 is one clear
 line, not five. So does a refused connection before anything has answered at
 that URL in this run: nothing listens there, a setting is wrong (the host, the
 port), and waiting will not fix it; it is a `ConfigError` (exit 2) naming
-OPENAI_BASE_URL. Once something has answered, a refused connection is a server
-restarting, and is retried like any dropped connection.
+that URL's setting (OPENAI_BASE_URL, or the fallback's OPENAI_FALLBACK_BASE_URL).
+Once something has answered, a refused connection is a server restarting, and
+is retried like any dropped connection.
 
 The SDK's own retries stay off (shared/openai_client.py): two layers of
 retries multiply (5 × 3 = 15 attempts) and the inner one ignores what this one

@@ -21,6 +21,7 @@ from chapters.ch03.tests.support import (
     read_audit,
     ready_from,
     task,
+    tutorial,
     write_json,
 )
 from chapters.ch03.tests.test_control_files import told_why
@@ -60,6 +61,27 @@ def test_the_program_a_hook_names_is_written_only_with_a_human_yes(
         ("c3", "allow"),
     ]
     assert told_why(GUARD) in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("call_text", "how"),
+    [(f"write_file({GUARD})", "writes"), (f"shell(echo 'import os' >> {GUARD})", "names")],
+)
+@pytest.mark.parametrize("chapter", ready_from(4))
+def test_the_check_asks_about_the_program_a_hook_names_as_a_run_does(
+    tmp_path: Path, chapter: int, call_text: str, how: str
+) -> None:
+    workspace = tmp_path / "ws"
+    write_json(workspace / PROJECT_SETTINGS, SETTINGS)
+    write_json(workspace / GUARD, "print('guarding')\n")
+    options = ("--chapter", str(chapter), "--workspace", str(workspace), "--mode", "bypass")
+    result = tutorial("permissions", "check", *options, call_text)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[:2] == [
+        f"ask: {call_text}",
+        f"  because: {how} the harness control file {GUARD}: asked every time, whatever the "
+        "mode or rules",
+    ]
 
 
 @pytest.mark.parametrize("chapter", ready_from(4))

@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 
 from chapters.ch03.audit import AUDIT_FILE
-from chapters.ch03.tests.support import RunChapter, TaskModel, call, read_audit, ready_from, task
+from chapters.ch03.tests.support import (
+    RunChapter,
+    TaskModel,
+    call,
+    read_audit,
+    ready_from,
+    task,
+    tutorial,
+)
 from chapters.ch03.tests.test_control_files import told_why
 
 pytestmark = pytest.mark.usefixtures("isolated")
@@ -48,3 +56,19 @@ def test_an_agent_definition_is_written_only_with_a_human_yes(
     assert result.exit_code == 0, result.stderr
     assert not (workspace / ".tutorial" / "agents" / "helper.md").exists()
     assert told_why(".tutorial/agents/") in result.stdout
+
+
+@pytest.mark.parametrize("chapter", ready_from(6))
+def test_the_check_asks_about_an_agent_definition_as_a_run_does(
+    tmp_path: Path, chapter: int
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    options = ("--chapter", str(chapter), "--workspace", str(workspace), "--mode", "bypass")
+    result = tutorial("permissions", "check", *options, "write_file(.tutorial/agents/x.md)")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[:2] == [
+        "ask: write_file(.tutorial/agents/x.md)",
+        "  because: writes the harness control file .tutorial/agents/: asked every time, "
+        "whatever the mode or rules",
+    ]

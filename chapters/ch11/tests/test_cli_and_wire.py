@@ -287,6 +287,25 @@ def test_over_the_wire_a_missing_model_falls_back_and_trace_says_who_answered(
     )
 
 
+@pytest.mark.parametrize("streaming", [(), ("--no-stream",)], ids=["streaming", "plain"])
+def test_a_fallback_url_where_nothing_listens_names_the_fallbacks_setting(
+    tmp_path: Path, clock: FakeClock, streaming: tuple[str, ...]
+) -> None:
+    missing, url = errors.OPENAI_NO_MODEL, closed_port_url()
+    with ChatServer([Reply(missing.status, missing.body)]) as primary:
+        env = {
+            **environment(primary.base_url),
+            "OPENAI_FALLBACK_MODEL": "m2",
+            "OPENAI_FALLBACK_BASE_URL": url,
+        }
+        result = chapter11("--prompt", "hi", "--workspace", str(tmp_path), *streaming, env=env)
+    assert result.exit_code == 2, result.stderr
+    assert clock.sleeps == []  # nothing has ever answered at the fallback's URL
+    (line,) = [line for line in result.stderr.splitlines() if "cannot connect" in line]
+    assert line.startswith(f"配置错误: cannot connect to {url}")
+    assert "Check OPENAI_FALLBACK_BASE_URL (" in line and "OPENAI_BASE_URL (" not in line
+
+
 # --- the chapter's other commands ----------------------------------------------------------------
 
 
