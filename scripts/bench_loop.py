@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chapters.ch01.agent import build_agent
 from chapters.ch01.loop import run_agent
-from shared.approval import ScriptedApprover
+from chapters.ch01.tests.harness import ScriptedApprover
 from shared.console import Console
 from shared.messages import Message
 from shared.process import CommandOutcome, Shell

@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from pydantic import BaseModel
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chapters.ch07.parallel import DEFAULT_MAX_PARALLEL, ParallelCallPipeline
@@ -29,23 +31,27 @@ from shared.calls import CallPipeline
 from shared.console import Console
 from shared.messages import FunctionCall, ToolCall
 from shared.scripted import ScriptedModel
-from shared.tools import SchemaTool, SideEffect, ToolRegistry, ToolResult
+from shared.tools import PydanticTool, SideEffect, ToolRegistry, ToolResult
 
 GOAL = 0.8
 SIZES = (1, 2, 4, 8, 16)
 
 
+class NoArguments(BaseModel):
+    pass
+
+
 def slow_read(seconds: float) -> ToolRegistry:
-    def run(arguments: object) -> ToolResult:
+    def run(arguments: NoArguments) -> ToolResult:
         time.sleep(seconds)
         return ToolResult.success("read")
 
     return ToolRegistry(
         [
-            SchemaTool(
+            PydanticTool(
                 name="read",
                 description="a read that takes a fixed time",
-                parameters={"type": "object", "properties": {}},
+                args_model=NoArguments,
                 side_effect=SideEffect.READ,
                 run=run,
                 concurrency_safe=True,

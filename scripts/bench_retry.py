@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chapters.ch01.loop import run_agent
@@ -54,7 +56,7 @@ from shared.console import Console
 from shared.errors import ProviderError
 from shared.openai_client import OpenAIChatModel
 from shared.scripted import response, tool_call
-from shared.tools import SchemaTool, SideEffect, ToolRegistry, ToolResult
+from shared.tools import PydanticTool, SideEffect, ToolRegistry, ToolResult
 
 COMPLETION_GOAL = 0.97
 WAIT_GOAL = 0.01  # |waited / asked - 1|
@@ -123,15 +125,19 @@ class Result:
     wall: float
 
 
+class Echo(BaseModel):
+    text: str
+
+
 def echo() -> ToolRegistry:
     return ToolRegistry(
         [
-            SchemaTool(
+            PydanticTool(
                 name="echo",
                 description="Say it back.",
-                parameters={"type": "object", "properties": {"text": {"type": "string"}}},
+                args_model=Echo,
                 side_effect=SideEffect.READ,
-                run=lambda arguments: ToolResult.success(f"ok: {arguments.get('text')}"),
+                run=lambda arguments: ToolResult.success(f"ok: {arguments.text}"),
             )
         ]
     )

@@ -50,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 from chapters.ch01 import demo as ch01_demo  # noqa: E402
 from chapters.ch01.agent import build_agent as ch01_agent  # noqa: E402
 from chapters.ch01.loop import run_agent  # noqa: E402
+from chapters.ch01.tests.harness import ScriptedApprover  # noqa: E402
 from chapters.ch02 import demo as ch02_demo  # noqa: E402
 from chapters.ch02.agent import build_agent as ch02_agent  # noqa: E402
 from chapters.ch02.toolset import make_tools as ch02_tools  # noqa: E402
@@ -99,7 +100,7 @@ from chapters.ch10.tokens import estimate_tokens  # noqa: E402
 from chapters.ch11 import demo as ch11_demo  # noqa: E402
 from chapters.ch11.agent import build_agent as ch11_agent  # noqa: E402
 from chapters.ch11.recovery_console import RecoveryConsole  # noqa: E402
-from shared.approval import Approver, ScriptedApprover, TerminalApprover  # noqa: E402
+from shared.approval import Approver, TerminalApprover  # noqa: E402
 from shared.console import Console  # noqa: E402
 from shared.scripted import scripted_text  # noqa: E402
 from shared.tools import ToolRegistry  # noqa: E402

@@ -1,8 +1,8 @@
 """The human in the loop: asks before a tool with a side effect runs.
 
 The approver is an object handed to the loop, never a global `input()` call
-buried in it: the CLI passes a `TerminalApprover`, tests pass a
-`ScriptedApprover` that answers from a list and records what it was asked.
+buried in it: the CLI passes a `TerminalApprover`, a test passes one that answers from a
+list and records what it was asked.
 
 Every doubt resolves to "no": no terminal, end of input. A clear yes (y, yes,
 ok, okay, sure, yes please, 是, 好, 可以, 行, 允许; in any case, with punctuation
@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
 from shared.console import Console, controlling_terminal, is_terminal
@@ -156,21 +156,3 @@ class TerminalApprover:
                 )
         self.asking.notice(f"{MAX_UNCLEAR_ANSWERS} 次都没听懂，按拒绝处理。")
         return line
-
-
-@dataclass
-class ScriptedApprover:
-    """Answers from a list, in order, and records every request it saw."""
-
-    answers: list[bool]
-    requests: list[ApprovalRequest] = field(default_factory=list)
-
-    @classmethod
-    def always(cls, answer: bool, times: int = 1000) -> ScriptedApprover:
-        return cls([answer] * times)
-
-    def approve(self, request: ApprovalRequest) -> bool:
-        self.requests.append(request)
-        if not self.answers:
-            raise AssertionError(f"ScriptedApprover was not told how to answer {request}")
-        return self.answers.pop(0)

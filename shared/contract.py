@@ -100,8 +100,3 @@ class ContractChecker:
             self._seen.update(call_ids)
             self._open = call_ids
             self._answered = set()
-
-
-def check_message_contract(history: Sequence[Message]) -> CheckedHistory:
-    """Check a whole history once (what `ContractChecker.check` does on its first call)."""
-    return ContractChecker().check(history)

@@ -4,13 +4,10 @@ A tool states, as data, everything the harness needs to know about it: its
 name and description, the JSON Schema of its arguments, how raw arguments are
 validated, the side effect it has, which argument a permission rule matches,
 and whether it may run at the same time as other calls. `Tool` is that
-protocol; two kinds of tool implement it:
-
-    PydanticTool  arguments described by a pydantic model: the schema the model
-                  sees and the validation are generated from the same class,
-                  so they can never drift apart (the tools this course writes);
-    SchemaTool    arguments described by a JSON Schema dict that arrives at run
-                  time (tools another program offers).
+protocol, so the harness never depends on how a tool is written. The tools
+this course writes are `PydanticTool`s: their arguments are a pydantic model,
+so the schema the model sees and the validation are generated from the same
+class and can never drift apart.
 
 Two phases keep validation free of side effects:
     `prepare` looks the tool up, parses the JSON, validates; it touches nothing.
@@ -32,7 +29,6 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ValidationError
 
 from shared.errors import AgentLimitError
-from shared.json_schema import schema_problems
 from shared.messages import ToolCall
 
 
@@ -131,7 +127,7 @@ class KeyArgument:
 class Arguments:
     """Validated arguments: what the tool's function receives, and the same as plain JSON data."""
 
-    value: Any  # a pydantic model instance, or a dict for a SchemaTool
+    value: Any  # what the tool's own function receives (a pydantic model instance, say)
     plain: Mapping[str, Any]  # what approval, policy, audit and hooks look at
 
 
@@ -161,8 +157,6 @@ class Tool(Protocol):
         ...
 
     def invoke(self, arguments: Arguments) -> ToolResult: ...
-
-    def renamed(self, name: str) -> Tool: ...
 
 
 @dataclass(frozen=True)
@@ -195,38 +189,6 @@ class PydanticTool:
     def invoke(self, arguments: Arguments) -> ToolResult:
         return self.run(arguments.value)
 
-    def renamed(self, name: str) -> PydanticTool:
-        return replace(self, name=name)
-
-
-@dataclass(frozen=True)
-class SchemaTool:
-    """A tool whose arguments are described by a JSON Schema known only at run time."""
-
-    name: str
-    description: str
-    parameters: Mapping[str, Any]
-    side_effect: SideEffect
-    run: Callable[[Mapping[str, Any]], ToolResult]
-    preview: Callable[[Mapping[str, Any]], str | ToolResult] | None = None
-    key: KeyArgument | None = None
-    concurrency_safe: bool = False
-
-    def validate(self, raw: Mapping[str, Any]) -> Arguments | str:
-        problems = schema_problems(self.parameters, dict(raw))
-        if problems:
-            return "Problems: " + "; ".join(problems) + "."
-        return Arguments(dict(raw), dict(raw))
-
-    def preview_call(self, arguments: Arguments) -> str | ToolResult | None:
-        return None if self.preview is None else self.preview(arguments.value)
-
-    def invoke(self, arguments: Arguments) -> ToolResult:
-        return self.run(arguments.value)
-
-    def renamed(self, name: str) -> SchemaTool:
-        return replace(self, name=name)
-
 
 def function_definition(tool: Tool) -> dict[str, Any]:
     """The OpenAI function-tool definition the model sees."""
@@ -248,11 +210,6 @@ class PreparedCall:
     tool: Tool
     arguments: Arguments
     preview: str | None = None  # shown with the approval prompt
-
-    @property
-    def args(self) -> Any:
-        """What the tool's own function receives (a pydantic model, or a dict)."""
-        return self.arguments.value
 
     def invoke(self) -> ToolResult:
         """Run the tool. A bug inside it is still a result, so the call still gets its answer.
@@ -391,11 +348,6 @@ class ToolRegistry(Mapping[str, Tool]):
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
         self._definitions[tool.name] = function_definition(tool)  # built once, sent every turn
-
-    def register_group(self, namespace: str, tools: Iterable[Tool]) -> None:
-        """Register tools under `namespace__name`, so two groups may both have a `search`."""
-        for tool in tools:
-            self.register(tool.renamed(f"{namespace}__{tool.name}"))
 
     def subset(self, names: Iterable[str]) -> ToolRegistry:
         """A registry of some of these tools (the same objects); an unknown name is an error."""

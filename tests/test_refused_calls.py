@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from chapters.ch01.tests.harness import ScriptedApprover
 from chapters.ch03.asking import ScriptedAsker
 from chapters.ch03.tests.support import read_audit
-from shared.approval import ScriptedApprover
 from shared.scripted import ScriptedModel, response, tool_call
 from tests.any_chapter import AnyChapter
 from tutorial.catalog import CHAPTERS

@@ -21,7 +21,13 @@ import pytest
 from chapters.ch01.agent import build_agent as ch01_agent
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer, openai_error
-from chapters.ch01.tests.harness import FakeRunner, plain_console, printed, result_of
+from chapters.ch01.tests.harness import (
+    FakeRunner,
+    ScriptedApprover,
+    plain_console,
+    printed,
+    result_of,
+)
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.agent import build_agent as ch03_agent
 from chapters.ch03.asking import ScriptedAsker
@@ -30,7 +36,6 @@ from chapters.ch03.policy import Policy
 from chapters.ch03.settings import load_policy
 from chapters.ch03.tests.support import read_audit
 from shared.agent import AgentSpec, Feature, KeepGoing, Run
-from shared.approval import ScriptedApprover
 from shared.calls import CallPipeline, PendingCall
 from shared.completion import ModelReply
 from shared.config import Settings
@@ -39,9 +44,9 @@ from shared.messages import Message, UserMessage
 from shared.openai_client import OpenAIChatModel, retry_after_seconds
 from shared.scripted import ScriptedModel, response, tool_call
 from shared.tools import (
+    Arguments,
     KeyArgument,
     KeyKind,
-    SchemaTool,
     SideEffect,
     Status,
     ToolRegistry,
@@ -442,29 +447,47 @@ TICKET_SCHEMA = {
     "additionalProperties": False,
 }
 
-
-def ticket_tool(filed: list[Mapping[str, Any]]) -> SchemaTool:
-    """A tool known only by a JSON Schema dict, as another program would offer it."""
-
-    def file_ticket(arguments: Mapping[str, Any]) -> ToolResult:
-        filed.append(arguments)
-        return ToolResult.success(f"ok: filed {arguments['title']!r} in {arguments['project']}")
-
-    return SchemaTool(
-        name="file_ticket",
-        description="File a ticket in a project.",
-        parameters=TICKET_SCHEMA,
-        side_effect=SideEffect.WRITE,
-        run=file_ticket,
-        key=KeyArgument("project", KeyKind.TEXT),
-    )
+TICKET_KEY = KeyArgument("project", KeyKind.TEXT)
 
 
-def test_a_json_schema_tool_goes_through_prepare_policy_approval_and_execute(
+@dataclass(frozen=True)
+class TicketTool:
+    """A tool written to the `Tool` protocol alone, with a JSON Schema dict and its own
+    check of the arguments, as a tool another program offers would be."""
+
+    filed: list[Mapping[str, Any]]
+    name: str = "file_ticket"
+    description: str = "File a ticket in a project."
+    side_effect: SideEffect = SideEffect.WRITE
+    key: KeyArgument | None = TICKET_KEY
+    concurrency_safe: bool = False
+    parameters: Mapping[str, Any] = field(default_factory=lambda: TICKET_SCHEMA)
+
+    def validate(self, raw: Mapping[str, Any]) -> Arguments | str:
+        properties = self.parameters["properties"]
+        problems = [f"{name}: extra field not permitted" for name in raw if name not in properties]
+        problems += [f"{name}: field required" for name in self.parameters["required"]
+                     if name not in raw]  # fmt: skip
+        if raw.get("priority", 1) > properties["priority"]["maximum"]:
+            problems.append("priority: must be at most 3")
+        if problems:
+            return "Problems: " + "; ".join(problems) + "."
+        return Arguments(dict(raw), dict(raw))
+
+    def preview_call(self, arguments: Arguments) -> str | ToolResult | None:
+        return None
+
+    def invoke(self, arguments: Arguments) -> ToolResult:
+        self.filed.append(arguments.value)
+        ticket = arguments.value
+        return ToolResult.success(f"ok: filed {ticket['title']!r} in {ticket['project']}")
+
+
+def test_a_tool_known_only_by_the_protocol_goes_through_prepare_policy_approval_and_execute(
     tmp_path: Path,
 ) -> None:
     filed: list[Mapping[str, Any]] = []
-    tools = ToolRegistry([ticket_tool(filed)])
+    tools = ToolRegistry([TicketTool(filed)])
     workspace = Workspace(tmp_path)
     policy = load_policy(
         workspace,
@@ -518,16 +541,17 @@ def test_the_result_status_is_a_closed_set_and_the_keyword_is_the_finer_reason()
         ToolResult("not_read", "a keyword is not a status")  # type: ignore[arg-type]
 
 
-def test_a_registry_gives_a_subset_and_namespaces_a_group() -> None:
-    filed: list[Mapping[str, Any]] = []
-    tools = ToolRegistry([ticket_tool(filed)])
-    tools.register_group("tracker", [ticket_tool(filed)])
-    assert tools.names == ("file_ticket", "tracker__file_ticket")
-    assert tools.subset(["tracker__file_ticket"]).names == ("tracker__file_ticket",)
+def test_a_registry_gives_a_subset_of_its_tools() -> None:
+    ticket = TicketTool([])
+    tools = ToolRegistry([ticket, replace(ticket, name="file_bug")])
+    assert tools.names == ("file_ticket", "file_bug")
+    assert tools.subset(["file_bug"]).names == ("file_bug",)
     with pytest.raises(KeyError):
         tools.subset(["nope"])
+    with pytest.raises(ValueError, match="already registered"):
+        tools.register(ticket)
     schemas = [s["function"]["name"] for s in tools.snapshot().schemas()]
-    assert schemas == ["file_ticket", "tracker__file_ticket"]
+    assert schemas == ["file_ticket", "file_bug"]
 
 
 # --- 5. a model boundary ready for streaming and recovery ------------------------------------
@@ -668,6 +692,133 @@ def test_the_check_for_later_chapters_would_catch_one(tmp_path: Path) -> None:
     path.write_text("# see chapters.ch03.policy, 第 6 章\n", encoding="utf-8")
     assert later_chapters(path, 2) == [3, 6]
     assert later_chapters(path, 6) == []
+
+
+def _shared_modules() -> dict[str, ast.Module]:
+    return {
+        f"shared.{path.stem}": ast.parse(path.read_text(encoding="utf-8"))
+        for path in python_files("shared")
+        if path.stem != "__init__"
+    }
+
+
+def _imports(tree: ast.Module, modules: Mapping[str, ast.Module]) -> dict[str, tuple[str, str]]:
+    """Local name -> (shared module, name) or (shared module, "") for a module alias."""
+    found: dict[str, tuple[str, str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "shared":
+            for alias in node.names:
+                found[alias.asname or alias.name] = (f"shared.{alias.name}", "")
+        elif isinstance(node, ast.ImportFrom) and node.module in modules:
+            for alias in node.names:
+                found[alias.asname or alias.name] = (node.module, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in modules and alias.asname:
+                    found[alias.asname] = (alias.name, "")
+    return found
+
+
+def _references(node: ast.AST, imports: Mapping[str, tuple[str, str]]) -> set[tuple[str, str]]:
+    """The shared names `node` refers to, through what its module imported."""
+    found: set[tuple[str, str]] = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and inner.id in imports:
+            found.add(imports[inner.id])
+        elif isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name):
+            module, name = imports.get(inner.value.id, ("", "x"))
+            if module and not name:
+                found.add((module, inner.attr))
+        elif isinstance(inner, ast.Attribute) and ast.unparse(inner.value).startswith("shared."):
+            found.add((ast.unparse(inner.value), inner.attr))  # after `import shared.console`
+    return found
+
+
+def _definitions(tree: ast.Module) -> dict[str, ast.stmt]:
+    found: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found[node.name] = node
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found.update((t.id, node) for t in targets if isinstance(t, ast.Name))
+    return found
+
+
+PLAIN_METHODS = {"property", "cached_property", "classmethod", "staticmethod"}
+
+
+def unused_shared_names(roots: Sequence[Path]) -> list[str]:
+    """`module.name` of each public name in shared/ that no chapter reaches.
+
+    A name is used when chapter or tutorial code (tests and scripts are not chapters)
+    refers to it, or a used name of shared/ does. A public method of a used class is
+    used when some chapter, tutorial or shared code reads that attribute by name.
+    """
+    modules = _shared_modules()
+    definitions = {module: _definitions(tree) for module, tree in modules.items()}
+    imports = {module: _imports(tree, modules) for module, tree in modules.items()}
+    used: set[tuple[str, str]] = set()
+    attributes: set[str] = set()
+    for path in roots:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        used |= _references(tree, _imports(tree, modules))
+        attributes |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    for tree in modules.values():
+        attributes |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    todo = list(used)
+    while todo:
+        module, name = todo.pop()
+        node = definitions.get(module, {}).get(name)
+        if node is None:
+            continue
+        own = {n: (module, n) for n in definitions[module]}
+        for found in _references(node, {**imports[module], **own}) - used:
+            used.add(found)
+            todo.append(found)
+    unused = []
+    for module, names in definitions.items():
+        for name, node in names.items():
+            if name.startswith("_"):
+                continue
+            if (module, name) not in used:
+                unused.append(f"{module}.{name}")
+            elif isinstance(node, ast.ClassDef):
+                unused += [
+                    f"{module}.{name}.{method.name}"
+                    for method in node.body
+                    if isinstance(method, ast.FunctionDef)
+                    and not method.name.startswith("_")
+                    and method.name not in attributes
+                    and all(ast.unparse(d) in PLAIN_METHODS for d in method.decorator_list)
+                ]
+    return sorted(unused)
+
+
+def chapter_code() -> list[Path]:
+    return [p for p in python_files("chapters", "tutorial") if "tests" not in p.parts]
+
+
+def test_shared_holds_nothing_that_no_chapter_uses() -> None:
+    """What only a later chapter, a test or a script needs lives there, not in shared/."""
+    unused = unused_shared_names(chapter_code())
+    assert unused == [], f"public names in shared/ that no chapter uses: {', '.join(unused)}"
+
+
+def test_the_check_for_unused_shared_names_would_catch_one(tmp_path: Path) -> None:
+    user = tmp_path / "user.py"
+    user.write_text("from shared.text import *\n", encoding="utf-8")
+    everything = unused_shared_names([user])
+    assert "shared.tools.ToolRegistry" in everything
+    user.write_text(
+        "from shared import tools\nimport shared.agent as agent\n"
+        "x: tools.ToolRegistry = agent.AgentSpec\n",
+        encoding="utf-8",
+    )
+    some = unused_shared_names([user])
+    assert "shared.tools.ToolRegistry" not in some
+    assert "shared.agent.AgentSpec" not in some
+    assert "shared.tools.ToolResult" not in some  # reached through ToolRegistry
 
 
 # --- 7. an honest diff ------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from chapters.ch01.loop import run_agent
 from chapters.ch01.prompt import SYSTEM_PROMPT
 from chapters.ch01.shell_tool import make_shell_tool
 from shared.agent import DEFAULT_MAX_TURNS, AgentSpec
-from shared.approval import ScriptedApprover
+from shared.approval import ApprovalRequest
 from shared.calls import CallPipeline
 from shared.console import Console
 from shared.messages import Message, ToolMessage
@@ -51,6 +51,24 @@ class FakeRunner:
     def __call__(self, command: str, *, cwd: Path, timeout: float) -> CommandOutcome:
         self.commands.append(command)
         return self.outcomes.pop(0) if self.outcomes else CommandOutcome(0, "", "")
+
+
+@dataclass
+class ScriptedApprover:
+    """Answers from a list, in order, and records every request it saw."""
+
+    answers: list[bool]
+    requests: list[ApprovalRequest] = field(default_factory=list)
+
+    @classmethod
+    def always(cls, answer: bool, times: int = 1000) -> ScriptedApprover:
+        return cls([answer] * times)
+
+    def approve(self, request: ApprovalRequest) -> bool:
+        self.requests.append(request)
+        if not self.answers:
+            raise AssertionError(f"ScriptedApprover was not told how to answer {request}")
+        return self.answers.pop(0)
 
 
 def plain_console() -> Console:

@@ -6,7 +6,7 @@ import pytest
 
 from chapters.ch01.tests.harness import plain_console
 from shared.completion import ask_model
-from shared.contract import ContractChecker, check_message_contract
+from shared.contract import ContractChecker
 from shared.errors import MessageContractError
 from shared.messages import (
     AssistantMessage,
@@ -50,41 +50,41 @@ def test_two_calls_with_one_result_raise_before_the_request_is_sent() -> None:
 
 
 def test_a_complete_history_passes() -> None:
-    check_message_contract(
+    ContractChecker().check(
         [*START, calls("a", "b"), result("b"), result("a"), AssistantMessage(content="done")]
     )
 
 
 def test_missing_result_before_the_next_user_message() -> None:
     with pytest.raises(MessageContractError, match=r'missing tool results for ids: \["a"\]'):
-        check_message_contract([*START, calls("a"), UserMessage(content="next")])
+        ContractChecker().check([*START, calls("a"), UserMessage(content="next")])
 
 
 def test_tool_message_without_its_call() -> None:
     with pytest.raises(MessageContractError, match=r'without a matching tool call: \["ghost"\]'):
-        check_message_contract([*START, calls("a"), result("a"), result("ghost")])
+        ContractChecker().check([*START, calls("a"), result("a"), result("ghost")])
 
 
 def test_tool_message_for_an_earlier_turn_is_rejected() -> None:
     history = [*START, calls("a"), result("a"), calls("b"), result("a"), result("b")]
     with pytest.raises(MessageContractError, match=r'without a matching tool call: \["a"\]'):
-        check_message_contract(history)
+        ContractChecker().check(history)
 
 
 def test_two_results_for_one_call() -> None:
     with pytest.raises(MessageContractError, match=r'duplicate tool results for ids: \["a"\]'):
-        check_message_contract([*START, calls("a"), result("a"), result("a")])
+        ContractChecker().check([*START, calls("a"), result("a"), result("a")])
 
 
 def test_duplicate_ids_in_one_message() -> None:
     with pytest.raises(MessageContractError, match=r'duplicate tool_call ids: \["a"\]'):
-        check_message_contract([*START, calls("a", "a"), result("a")])
+        ContractChecker().check([*START, calls("a", "a"), result("a")])
 
 
 def test_duplicate_ids_across_turns() -> None:
     history = [*START, calls("a"), result("a"), calls("a"), result("a")]
     with pytest.raises(MessageContractError, match=r'duplicate tool_call ids: \["a"\]'):
-        check_message_contract(history)
+        ContractChecker().check(history)
 
 
 def test_a_message_replaced_in_the_middle_is_read_again_and_sent_as_it_now_is() -> None:

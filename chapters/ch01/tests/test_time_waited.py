@@ -17,8 +17,7 @@ import pytest
 
 from chapters.ch01.agent import build_agent
 from chapters.ch01.loop import run_agent
-from chapters.ch01.tests.harness import FakeRunner, plain_console, printed
-from shared.approval import ScriptedApprover
+from chapters.ch01.tests.harness import FakeRunner, ScriptedApprover, plain_console, printed
 from shared.console import Console, Ticking, waited
 from shared.process import CommandOutcome
 from shared.scripted import ScriptedModel, response, tool_call

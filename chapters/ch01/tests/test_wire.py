@@ -20,8 +20,7 @@ from click.testing import CliRunner, Result
 from chapters.ch01.agent import build_agent
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer, ScriptedReply, openai_error
-from chapters.ch01.tests.harness import BASH, FakeRunner, plain_console, printed
-from shared.approval import ScriptedApprover
+from chapters.ch01.tests.harness import BASH, FakeRunner, ScriptedApprover, plain_console, printed
 from shared.config import Settings
 from shared.errors import ProviderError
 from shared.openai_client import OpenAIChatModel

@@ -13,13 +13,12 @@ import chapters.ch02.demo as demo_module
 import chapters.ch02.options as options
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer
-from chapters.ch01.tests.harness import FakeRunner, plain_console
+from chapters.ch01.tests.harness import FakeRunner, ScriptedApprover, plain_console
 from chapters.ch02.agent import build_agent
 from chapters.ch02.demo import DEMO_FILE, DEMO_SOURCE
 from chapters.ch02.prompt import SYSTEM_PROMPT
 from chapters.ch02.workspace import Workspace
 from shared import approval
-from shared.approval import ScriptedApprover
 from shared.config import Settings
 from shared.openai_client import OpenAIChatModel
 from shared.scripted import response, tool_call

@@ -13,7 +13,7 @@ from typing import Any
 from chapters.ch01.approve import AskHuman
 from chapters.ch01.loop import run_agent
 from chapters.ch01.shell_tool import make_shell_tool
-from chapters.ch01.tests.harness import BASH, FakeRunner, result_of
+from chapters.ch01.tests.harness import BASH, FakeRunner, ScriptedApprover, result_of
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import Asker, ScriptedAsker
 from chapters.ch03.audit import AuditLog
@@ -35,7 +35,6 @@ from chapters.ch07.scripted_stream import (
 from chapters.ch07.stream_console import StreamingConsole
 from chapters.ch07.streaming import StreamingChatModel
 from shared.agent import AgentSpec
-from shared.approval import ScriptedApprover
 from shared.calls import CallPipeline
 from shared.config import Settings
 from shared.console import Console

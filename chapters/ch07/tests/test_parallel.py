@@ -13,10 +13,11 @@ import signal
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, ConfigDict
 
 from chapters.ch01.loop import run_agent
 from chapters.ch07 import parallel
@@ -33,24 +34,25 @@ from shared.calls import PendingCall
 from shared.errors import AgentLimitError
 from shared.messages import FunctionCall, Message, ToolCall, ToolMessage
 from shared.scripted import ScriptedModel
-from shared.tools import Arguments, SchemaTool, SideEffect, Status, ToolRegistry, ToolResult
+from shared.tools import Arguments, PydanticTool, SideEffect, Status, ToolRegistry, ToolResult
 
 WAIT = 5.0  # seconds a broken pipeline gets before its test fails instead of hanging
-PARAMETERS = {
-    "type": "object",
-    "properties": {"id": {"type": "string"}},
-    "required": ["id"],
-    "additionalProperties": False,
-}
 
 
-def tool(name: str, run: Callable[[str], ToolResult], *, safe: bool) -> SchemaTool:
-    return SchemaTool(
+class CallId(BaseModel):
+    """A test tool's one argument: the id it logs."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+
+
+def tool(name: str, run: Callable[[str], ToolResult], *, safe: bool) -> PydanticTool:
+    return PydanticTool(
         name=name,
         description=f"{name} (test tool)",
-        parameters=PARAMETERS,
+        args_model=CallId,
         side_effect=SideEffect.READ if safe else SideEffect.WRITE,
-        run=lambda arguments: run(str(arguments["id"])),
+        run=lambda arguments: run(arguments.id),
         concurrency_safe=safe,
     )
 
@@ -392,18 +394,21 @@ def test_in_the_loop_one_tool_message_per_call_id_in_call_order() -> None:
 
 
 @dataclass(frozen=True)
-class ByArguments(SchemaTool):
+class ByArguments(PydanticTool):
     """Safe only when its `id` starts with "safe" (as `task` is, for a read-only agent)."""
 
     def concurrency_safe_for(self, arguments: Arguments) -> bool:
-        return str(arguments.value["id"]).startswith("safe")
+        return str(arguments.value.id).startswith("safe")
 
 
 def test_a_tool_safe_by_its_arguments_joins_a_group_or_is_a_barrier() -> None:
     log = Log()
     body = read_tools(log)["read"]
-    assert isinstance(body, SchemaTool)
-    tools = ToolRegistry([body, ByArguments(**{**vars(body), "name": "either"})])
+    assert isinstance(body, PydanticTool)
+    either = ByArguments(
+        **{f.name: getattr(body, f.name) for f in fields(body)} | {"name": "either"}
+    )
+    tools = ToolRegistry([body, either])
     pipeline = Grouping()
     calls = [call("read", "a"), call("either", "safe_b"), call("either", "x"),
              call("either", "safe_c"), call("read", "d")]  # fmt: skip

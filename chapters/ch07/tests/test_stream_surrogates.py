@@ -20,12 +20,11 @@ from chapters.ch01.approve import AskHuman
 from chapters.ch01.loop import run_agent
 from chapters.ch01.shell_tool import make_shell_tool
 from chapters.ch01.tests.chat_server import SSE_DONE, ChatServer, StreamReply, sse_data
-from chapters.ch01.tests.harness import BASH, FakeRunner
+from chapters.ch01.tests.harness import BASH, FakeRunner, ScriptedApprover
 from chapters.ch01.tests.test_lone_surrogates import LONE, PLACES, check_cleaned_over_the_wire
 from chapters.ch07.scripted_stream import chunk, text_stream
 from chapters.ch07.tests.support import recording_console, streaming_model
 from shared.agent import AgentSpec
-from shared.approval import ScriptedApprover
 from shared.calls import CallPipeline
 from shared.tools import ToolRegistry
 

@@ -37,7 +37,7 @@ from chapters.ch08.tests.support import (
     tool,
 )
 from shared.agent import Feature, KeepGoing, Run
-from shared.contract import check_message_contract
+from shared.contract import ContractChecker
 from shared.errors import MessageContractError, ProviderError, ProviderErrorKind
 from shared.messages import Message, SystemMessage, UserMessage
 from shared.scripted import response, tool_call
@@ -125,7 +125,7 @@ def test_the_kept_part_starts_at_a_clean_boundary_for_every_budget(
         ]
         assert earlier == [], (name, budget)  # the most that fits is kept
         compacted = [*history[:head], UserMessage(content=SUMMARY_MARK), *history[kept:]]
-        check_message_contract(compacted)
+        ContractChecker().check(compacted)
 
 
 def test_the_system_prompt_and_the_prompt_are_the_head() -> None:
@@ -139,7 +139,7 @@ def test_dropping_the_oldest_turn_keeps_whole_turns_and_never_the_last_one() -> 
     shorter = without_oldest_turn(history, after=2)
     assert shorter is not None
     assert shorter == [*history[:2], *history[4:]]  # o1 and its result
-    check_message_contract(shorter)
+    ContractChecker().check(shorter)
     last_turn = [*start(), assistant("x1", "x2"), tool("x1"), tool("x2")]
     assert without_oldest_turn(last_turn, after=2) is None
 
@@ -164,7 +164,7 @@ def test_a_run_with_failed_denied_and_invalid_calls_is_compacted_at_a_clean_boun
     sent = rig.requests[-1]["messages"]
     assert sent[2]["content"].startswith(SUMMARY_MARK)
     assert sent[3:] == [] or sent[3]["role"] != "tool"
-    check_message_contract([WIRE.validate_python(m) for m in sent])
+    ContractChecker().check([WIRE.validate_python(m) for m in sent])
 
 
 # --- the experiment: switch the rule off --------------------------------------------------------
@@ -244,7 +244,7 @@ class StrictModel:
     def complete(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         self.requests.append(copy.deepcopy(dict(request)))
         messages = [WIRE.validate_python(m) for m in request["messages"]]
-        check_message_contract(messages)  # a provider's 400, raised where the test sees it
+        ContractChecker().check(messages)  # a provider's 400, raised where the test sees it
         assert messages[0] == SystemMessage(content=SYSTEM)
         assert messages[1] == UserMessage(content=PROMPT)
         if is_compaction(request):
@@ -331,4 +331,4 @@ def test_every_request_sent_passes_the_contract_whatever_was_compacted(
     event(f"summary requests refused: {min(sum(overflow_first[: model.compaction_requests]), 2)}")
     assert written == [wire for _, wire in every.seen]  # nothing lost
     assert model.compaction_requests >= rig.compactor.compactions
-    check_message_contract(rig.history)
+    ContractChecker().check(rig.history)

@@ -31,7 +31,7 @@ from chapters.ch08.compaction import COMPACT_MARK, SUMMARY_MARK
 from chapters.ch08.demo import DEMO_PROMPT, ERROR_LINE, LOG, write_demo_workspace
 from chapters.ch08.old_results import STUB_MARK
 from chapters.ch08.tests.composed import args, lines_of, write_files
-from shared.contract import check_message_contract
+from shared.contract import ContractChecker
 from shared.messages import Message
 
 pytestmark = pytest.mark.usefixtures("isolated")
@@ -271,7 +271,7 @@ def test_the_composed_agent_over_the_wire_streamed(tmp_path: Path) -> None:
     assert after["messages"][2]["content"].endswith("SUMMARY: four files read.")
     assert after["messages"][3]["role"] == "assistant"  # the kept part starts at a reply
     for body in bodies:
-        check_message_contract([WIRE.validate_python(m) for m in body["messages"]])
+        ContractChecker().check([WIRE.validate_python(m) for m in body["messages"]])
 
 
 def test_a_context_length_error_ends_the_run_with_one_clear_line(tmp_path: Path) -> None:

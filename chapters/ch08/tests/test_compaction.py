@@ -31,7 +31,7 @@ from chapters.ch08.tests.support import (
     summary,
 )
 from chapters.ch08.transcript import Transcript, new_run_id
-from shared.contract import check_message_contract
+from shared.contract import ContractChecker
 from shared.errors import ProviderError, ProviderErrorKind
 from shared.scripted import Step, response
 
@@ -137,7 +137,7 @@ def test_the_history_becomes_system_prompt_summary_and_recent_messages(tmp_path:
     assert sent[3]["role"] == "assistant"  # the recent messages start at a clean boundary
     assert sent[-2:] == rig.requests[6]["messages"][-3:-1]  # the newest call and its result
     assert len(sent) < len(rig.requests[5]["messages"])
-    check_message_contract(rig.history)
+    ContractChecker().check(rig.history)
 
 
 def test_the_summary_request_is_named_in_the_trace_and_the_spinner(tmp_path: Path) -> None:

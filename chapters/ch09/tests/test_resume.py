@@ -21,7 +21,7 @@ from chapters.ch09.session_log import SESSIONS_FOLDER
 from chapters.ch09.sessions import SessionNotFound, StoredSession, find_session, read_session
 from chapters.ch09.tests.support import RESUMED, SYSTEM, Session, spec, wires
 from shared.agent import Run
-from shared.contract import check_message_contract
+from shared.contract import ContractChecker
 from shared.errors import EXIT_USAGE
 from shared.messages import (
     AssistantMessage,
@@ -285,7 +285,7 @@ def test_the_repair_says_what_it_did() -> None:
 
 def test_a_repaired_history_keeps_the_message_contract() -> None:
     for broken, _ in BROKEN.values():
-        check_message_contract(repair_history(broken).history)
+        ContractChecker().check(repair_history(broken).history)
 
 
 def test_the_repair_says_which_ids_it_renamed() -> None:

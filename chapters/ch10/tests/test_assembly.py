@@ -12,7 +12,7 @@ import pytest
 
 from chapters.ch01.agent import build_agent as ch01_agent
 from chapters.ch01.loop import run_agent
-from chapters.ch01.tests.harness import FakeRunner, plain_console
+from chapters.ch01.tests.harness import FakeRunner, ScriptedApprover, plain_console
 from chapters.ch06.prompt import SYSTEM_PROMPT as CH06_PROMPT
 from chapters.ch09.prompt import SYSTEM_PROMPT as CH09_PROMPT
 from chapters.ch10.environment import Environment
@@ -31,7 +31,6 @@ from chapters.ch10.tests.support import (
     user_skill,
     write,
 )
-from shared.approval import ScriptedApprover
 from shared.scripted import ScriptedModel, response, tool_call
 
 HEADINGS = [

@@ -24,7 +24,7 @@ from chapters.ch08.tests.composed import args, write_files
 from chapters.ch10.demo import DEMO_PROMPT, EXTRA_FILE, PATCH, SKILL, write_demo_workspace
 from chapters.ch10.skills import SKILLS_FOLDER
 from chapters.ch10.tests.support import skill_text
-from shared.contract import check_message_contract
+from shared.contract import ContractChecker
 from shared.messages import Message
 
 pytestmark = pytest.mark.usefixtures("isolated")
@@ -168,7 +168,7 @@ def test_the_composed_agent_over_the_wire_sends_one_prompt_the_one_prompt_raw_pr
     assert first_run[1]["messages"][3]["content"].startswith("ok: skill release (")
     assert first_run[2]["messages"][5]["content"].endswith("     1\t1. tag\n     2\t2. push")
     for body in bodies:
-        check_message_contract([WIRE.validate_python(m) for m in body["messages"]])
+        ContractChecker().check([WIRE.validate_python(m) for m in body["messages"]])
 
 
 def test_a_resumed_session_and_a_new_one_both_send_the_prompt_built_now(

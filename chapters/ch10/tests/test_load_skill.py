@@ -12,7 +12,7 @@ import pytest
 
 from chapters.ch01.agent import build_agent as ch01_agent
 from chapters.ch01.loop import run_agent
-from chapters.ch01.tests.harness import FakeRunner, plain_console, result_of
+from chapters.ch01.tests.harness import FakeRunner, ScriptedApprover, plain_console, result_of
 from chapters.ch02.ledger import ReadLedger
 from chapters.ch02.reading import ReadFileArgs, make_read_file_tool
 from chapters.ch02.workspace import Workspace
@@ -20,7 +20,6 @@ from chapters.ch03.tests.support import link
 from chapters.ch10.skill_tool import INSTRUCTIONS_CAP, MAX_FILES, make_load_skill_tool
 from chapters.ch10.skills import SKILLS_FOLDER, load_skills
 from chapters.ch10.tests.support import folders, project_skill, skill_text, user_skill, write
-from shared.approval import ScriptedApprover
 from shared.messages import FunctionCall, Message, ToolCall
 from shared.scripted import ScriptedModel, response, tool_call
 from shared.tools import KeyArgument, KeyKind, SideEffect, Status, ToolRegistry, ToolResult

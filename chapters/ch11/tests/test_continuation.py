@@ -4,10 +4,11 @@ both count against one bound."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from chapters.ch01.loop import run_agent
 from chapters.ch07.parallel import ParallelCallPipeline
@@ -26,9 +27,14 @@ from shared.completion import parse_completion
 from shared.errors import ContentFilterError, OutputTruncatedError
 from shared.messages import AssistantMessage, Message, ToolMessage
 from shared.scripted import ScriptedModel, Step, response, tool_call
-from shared.tools import SchemaTool, SideEffect, ToolRegistry, ToolResult
+from shared.tools import PydanticTool, SideEffect, ToolRegistry, ToolResult
 
 CUT = "length"
+
+
+class WriteFile(BaseModel):
+    path: str
+    content: str
 
 
 class Recorder:
@@ -38,20 +44,16 @@ class Recorder:
         self.ran: list[dict[str, Any]] = []
 
     def tools(self) -> ToolRegistry:
-        def write(arguments: Mapping[str, Any]) -> ToolResult:
-            self.ran.append(dict(arguments))
-            return ToolResult.success(f"ok: wrote {arguments['path']}")
+        def write(arguments: WriteFile) -> ToolResult:
+            self.ran.append(arguments.model_dump())
+            return ToolResult.success(f"ok: wrote {arguments.path}")
 
         return ToolRegistry(
             [
-                SchemaTool(
+                PydanticTool(
                     name="write_file",
                     description="Write a file.",
-                    parameters={
-                        "type": "object",
-                        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-                        "required": ["path", "content"],
-                    },
+                    args_model=WriteFile,
                     side_effect=SideEffect.WRITE,
                     run=write,
                     concurrency_safe=True,  # so chapter 7's pipeline would run two side by side

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer, Reply, ScriptedReply
@@ -26,7 +27,7 @@ from shared.calls import CallPipeline
 from shared.errors import ProviderError
 from shared.messages import Message
 from shared.scripted import ScriptedModel, response, tool_call
-from shared.tools import SchemaTool, SideEffect, ToolRegistry, ToolResult
+from shared.tools import PydanticTool, SideEffect, ToolRegistry, ToolResult
 
 OK = Reply(200, response("from the fallback", model="fallback-model"))
 BUSY = Reply(503, errors.OPENAI_SERVER.body)
@@ -179,15 +180,19 @@ def test_trace_says_which_model_answered_each_request() -> None:
 # --- the history: each provider's extras go back only to that provider ----------------------------
 
 
+class Echo(BaseModel):
+    text: str
+
+
 def echo_tool() -> ToolRegistry:
     return ToolRegistry(
         [
-            SchemaTool(
+            PydanticTool(
                 name="echo",
                 description="Say it back.",
-                parameters={"type": "object", "properties": {"text": {"type": "string"}}},
+                args_model=Echo,
                 side_effect=SideEffect.READ,
-                run=lambda arguments: ToolResult.success(f"ok: {arguments.get('text')}"),
+                run=lambda arguments: ToolResult.success(f"ok: {arguments.text}"),
             )
         ]
     )

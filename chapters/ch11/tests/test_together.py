@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from pydantic import BaseModel
+
 from chapters.ch01.loop import run_agent
 from chapters.ch07.parallel import ParallelCallPipeline
 from chapters.ch07.scripted_stream import ScriptedStreamingModel, call_stream, text_stream
@@ -17,20 +19,24 @@ from chapters.ch11.summary import RecoveryLog, ReportAtEnd
 from chapters.ch11.tests.support import FakeClock, printed, recording_console
 from shared.agent import AgentSpec
 from shared.messages import AssistantMessage, Message, ToolMessage
-from shared.tools import SchemaTool, SideEffect, ToolRegistry, ToolResult
+from shared.tools import PydanticTool, SideEffect, ToolRegistry, ToolResult
+
+
+class Note(BaseModel):
+    text: str
 
 
 def echo(ran: list[str]) -> ToolRegistry:
-    def run(arguments: object) -> ToolResult:
-        ran.append(json.dumps(arguments))
+    def run(arguments: Note) -> ToolResult:
+        ran.append(arguments.model_dump_json())
         return ToolResult.success("ok: noted")
 
     return ToolRegistry(
         [
-            SchemaTool(
+            PydanticTool(
                 name="note",
                 description="Take a note.",
-                parameters={"type": "object", "properties": {"text": {"type": "string"}}},
+                args_model=Note,
                 side_effect=SideEffect.READ,
                 run=run,
                 concurrency_safe=True,
