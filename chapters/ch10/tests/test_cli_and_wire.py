@@ -17,7 +17,7 @@ from pydantic import TypeAdapter
 
 import chapters.ch10.cli as chapter_cli
 from chapters.ch01.tests.chat_server import ChatServer, StreamReply
-from chapters.ch01.tests.cli_support import command_line, sse, traced_by_title
+from chapters.ch01.tests.cli_support import command_line, model_env, sse, traced_by_title
 from chapters.ch02.tests.cli_support import demo_folder_fixture
 from chapters.ch03.tests.support import tutorial
 from chapters.ch07.scripted_stream import calls_stream, text_stream
@@ -123,7 +123,7 @@ def test_the_composed_agent_over_the_wire_sends_one_prompt_the_one_prompt_raw_pr
             f"{SKILLS_FOLDER.as_posix()}/release/steps.md": "1. tag\n2. push\n",
         },
     )
-    env = {"OPENAI_BASE_URL": "", "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
+    env = model_env("")
     bodies: list[dict[str, Any]] = []
     for _ in range(2):
         with ChatServer(load_then_read_then_answer()) as server:
@@ -157,7 +157,7 @@ def test_a_resumed_session_and_a_new_one_both_send_the_prompt_built_now(
     the resumed session too."""
     workspace = tmp_path / "ws"
     write_files(workspace, {"AGENTS.md": "Old rule.\n"})
-    env = {"OPENAI_BASE_URL": "", "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
+    env = model_env("")
     systems: list[str] = []
     for extra in [[], ["--resume"], []]:
         with ChatServer([sse(*text_stream("ok"))]) as server:

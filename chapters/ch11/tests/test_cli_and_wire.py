@@ -152,7 +152,7 @@ def test_the_new_options_are_listed_with_their_defaults_and_checked() -> None:
 def test_a_malformed_fallback_setting_is_exit_2_with_the_fix_before_any_request(
     fallback: dict[str, str], said: str
 ) -> None:
-    env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
+    env = model_env("http://127.0.0.1:9/v1")
     result = chapter11("--prompt", "hi", env={**env, **fallback})
     assert result.exit_code == 2
     assert result.stderr.strip() == said  # one line: no header, no request, no traceback
