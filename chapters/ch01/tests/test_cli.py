@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 import chapters.ch01.cli as chapter_cli
+from chapters.ch01.tests.cli_support import command_line, tutorial
 from shared import approval
 from tutorial.catalog import CHAPTERS
-from tutorial.cli import cli
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -26,12 +26,7 @@ def _no_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def tutorial(*args: str, stdin: str | None = None) -> Result:
-    return CliRunner().invoke(cli, list(args), input=stdin, prog_name="python -m tutorial")
-
-
-def chapter(*args: str) -> Result:
-    return CliRunner().invoke(chapter_cli.command, list(args), prog_name=chapter_cli.PROG_NAME)
+chapter = command_line(chapter_cli.command, chapter_cli.PROG_NAME)
 
 
 def first_line(result: Result) -> str:

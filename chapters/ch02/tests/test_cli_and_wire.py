@@ -6,23 +6,23 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 import chapters.ch02.cli as chapter_cli
 import chapters.ch02.demo as demo_module
-import chapters.ch02.options as options
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer
+from chapters.ch01.tests.cli_support import tutorial
 from chapters.ch01.tests.harness import FakeRunner, ScriptedApprover, plain_console
 from chapters.ch02.agent import build_agent
 from chapters.ch02.demo import DEMO_FILE, DEMO_SOURCE
 from chapters.ch02.prompt import SYSTEM_PROMPT
+from chapters.ch02.tests.cli_support import demo_folder_fixture
 from chapters.ch02.workspace import Workspace
 from shared import approval
 from shared.config import Settings
 from shared.openai_client import OpenAIChatModel
 from shared.scripted import response, tool_call
-from tutorial.cli import cli
 
 
 @pytest.fixture(autouse=True)
@@ -32,18 +32,9 @@ def _no_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-@pytest.fixture
-def demo_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "demo"
-    folder.mkdir()
-    (folder / DEMO_FILE).write_text(DEMO_SOURCE, encoding="utf-8")
-    monkeypatch.setattr(chapter_cli, "make_demo_workspace", lambda: folder)
-    monkeypatch.setattr(options, "remove_demo_folder", lambda folder: None)  # to look inside
-    return folder
-
-
-def tutorial(*args: str, stdin: str | None = None) -> Result:
-    return CliRunner().invoke(cli, list(args), input=stdin, prog_name="python -m tutorial")
+demo_folder = demo_folder_fixture(
+    chapter_cli, lambda folder: (folder / DEMO_FILE).write_text(DEMO_SOURCE, encoding="utf-8")
+)
 
 
 def test_demo_without_a_terminal_changes_nothing(demo_folder: Path) -> None:

@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from chapters.ch01.tests.chat_server import ChatServer
+from chapters.ch01.tests.cli_support import model_env
 from chapters.ch02.tests.helpers import file_tools, run
 from chapters.ch02.workspace import HARNESS_FOLDER, Workspace
 from shared.scripted import response, tool_call
@@ -210,7 +211,7 @@ def test_every_chapters_agent_searches_past_its_own_logs_and_can_still_read_them
         (200, response("README.md has one line.")),
     ]
     with ChatServer(replies) as server:
-        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
+        env = model_env(server)
         args = ["run", "--chapter", str(number), "--workspace", str(workspace)]
         args += ["--prompt", f"How many lines have {NEEDLE} in them?"]
         args += ["--no-stream"] if "--no-stream" in _options(number) else []

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 import shared.approval as approval_module
 import shared.cli as shared_cli
+from chapters.ch01.tests.cli_support import tutorial as tutorial  # for later chapters' tests
 from shared.scripted import response, tool_call
 from tutorial.catalog import CHAPTERS
-from tutorial.cli import cli
 
 
 @pytest.fixture
@@ -67,10 +67,6 @@ def read_outcomes(path: Path) -> list[dict[str, Any]]:
     return [record for record in audit_records(path) if "outcome" in record]
 
 
-def tutorial(*args: str, stdin: str | None = None, env: Mapping[str, str] | None = None) -> Result:
-    return CliRunner().invoke(cli, list(args), input=stdin, env=env, prog_name="python -m tutorial")
-
-
 def ready_from(first: int) -> list[int]:
     """The chapters a promise made in chapter `first` must keep: it and every later ready one."""
     return [chapter.number for chapter in CHAPTERS if chapter.ready and chapter.number >= first]
@@ -81,6 +77,18 @@ TASK = "do the task"  # run_chapter's prompt, unless a test gives another
 
 def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
     return tool_call(call_id, name, json.dumps(arguments))
+
+
+def shell(call_id: str, command: str) -> dict[str, Any]:
+    return call(call_id, "shell", command=command)
+
+
+def turn(*calls: dict[str, Any]) -> dict[str, Any]:
+    """A model step that makes `calls`."""
+    return response(None, list(calls))
+
+
+DONE = response("done")
 
 
 class TaskModel:

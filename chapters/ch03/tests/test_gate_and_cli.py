@@ -25,12 +25,13 @@ from typing import Any, cast
 import pytest
 from click.testing import Result
 
-import chapters.ch02.options as options
 import chapters.ch03.cli as chapter_cli
 import shared.approval as approval_module
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer
+from chapters.ch01.tests.cli_support import model_env
 from chapters.ch01.tests.harness import FakeRunner, plain_console, printed, result_of
+from chapters.ch02.tests.cli_support import keep_demo_folder
 from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
 from chapters.ch03 import demo as demo_module
@@ -42,9 +43,13 @@ from chapters.ch03.policy import Mode, Policy
 from chapters.ch03.rules import Rule
 from chapters.ch03.settings import PROJECT_SETTINGS, load_policy
 from chapters.ch03.tests.support import (
+    DONE,
     audit_records,
+    call,
     read_audit,
     read_outcomes,
+    shell,
+    turn,
     tutorial,
     write_json,
 )
@@ -57,7 +62,7 @@ from shared.console import Console
 from shared.messages import FunctionCall, Message, ToolCall
 from shared.openai_client import OpenAIChatModel
 from shared.process import IS_WINDOWS, CommandOutcome
-from shared.scripted import ScriptedModel, Step, response, tool_call
+from shared.scripted import ScriptedModel, Step, response
 from shared.tools import PreparedCall, ToolRegistry, ToolResult
 
 AUDIT_KEYS = {"time", "tool_call_id", "tool", "key", "decision", "source"}
@@ -149,21 +154,6 @@ def make_agent(
         runner=runner,
     )
     return Agent(tmp_path, runner, policy, asker, audit, console, spec, [])
-
-
-def shell(call_id: str, command: str) -> dict[str, Any]:
-    return tool_call(call_id, "shell", json.dumps({"command": command}))
-
-
-def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
-    return tool_call(call_id, name, json.dumps(arguments))
-
-
-def turn(*calls: dict[str, Any]) -> dict[str, Any]:
-    return response(None, list(calls))
-
-
-DONE = response("done")
 
 
 def decisions(lines: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
@@ -665,10 +655,6 @@ def test_malformed_home_settings_stop_the_run_naming_the_file(
     assert problem in result.stderr.splitlines()[0]
 
 
-def model_env(server: ChatServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
-
-
 def test_malformed_settings_stop_the_run_before_any_request(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     write_settings(workspace / PROJECT_SETTINGS, {"permissions": {"allow": ["shell("]}})
@@ -885,8 +871,7 @@ def demo_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     folder = demo_module.make_demo_workspace()
     assert folder.parent == tmp_path
-    monkeypatch.setattr(chapter_cli, "make_demo_workspace", lambda: folder)
-    monkeypatch.setattr(options, "remove_demo_folder", lambda folder: None)  # to look inside
+    keep_demo_folder(monkeypatch, chapter_cli, folder)
     return folder
 
 

@@ -15,8 +15,8 @@ import pytest
 from chapters.ch02.tests.blocking import bounded, needs_fifo
 from chapters.ch03.audit import AUDIT_FILE, AuditLog
 from chapters.ch03.harness_files import UnsafeHarnessFile, open_harness_file
-from chapters.ch03.tests.support import link, planted_link
-from chapters.ch03.tests.test_gate_and_cli import DONE, make_agent, shell, turn
+from chapters.ch03.tests.support import DONE, link, planted_link, shell, turn
+from chapters.ch03.tests.test_gate_and_cli import make_agent
 
 APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT
 DENIED = "denied: the decision could not be written to the audit log, so the call did not run."

@@ -20,20 +20,29 @@ from typing import Any, cast
 
 import pytest
 
-import chapters.ch02.options as options
 import chapters.ch04.cli as chapter_cli
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer
+from chapters.ch01.tests.cli_support import model_env
 from chapters.ch01.tests.harness import FakeRunner, plain_console, printed, result_of
 from chapters.ch02.prompt import SYSTEM_PROMPT
 from chapters.ch02.reading import PAGE_LINES
+from chapters.ch02.tests.cli_support import keep_demo_folder
 from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import ScriptedAsker
 from chapters.ch03.audit import AUDIT_FILE, AuditLog
 from chapters.ch03.policy import Mode, Policy
 from chapters.ch03.settings import PROJECT_SETTINGS, USER_SETTINGS, load_policy
-from chapters.ch03.tests.support import read_audit, tutorial, write_json
+from chapters.ch03.tests.support import (
+    DONE,
+    call,
+    read_audit,
+    shell,
+    turn,
+    tutorial,
+    write_json,
+)
 from chapters.ch04.agent import build_agent
 from chapters.ch04.demo import DEMO_NOTE, python_command, write_demo_settings
 from chapters.ch04.hooks import Hook, HookEvent, HookReply, Hooks, command_hook
@@ -47,7 +56,7 @@ from shared.decisions import Decision
 from shared.errors import AgentLimitError
 from shared.messages import Message
 from shared.openai_client import OpenAIChatModel
-from shared.scripted import ScriptedModel, Step, response, tool_call
+from shared.scripted import ScriptedModel, Step, response
 
 PRE, POST = HookEvent.PRE_TOOL_USE, HookEvent.POST_TOOL_USE
 PROMPT, STOP = HookEvent.USER_PROMPT_SUBMIT, HookEvent.STOP
@@ -187,21 +196,6 @@ def script_hook(
     return command_hook(
         event, python_command(path), name=name, workspace=tmp_path / "ws", timeout=timeout
     )
-
-
-def shell(call_id: str, command: str) -> dict[str, Any]:
-    return tool_call(call_id, "shell", json.dumps({"command": command}))
-
-
-def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
-    return tool_call(call_id, name, json.dumps(arguments))
-
-
-def turn(*calls: dict[str, Any]) -> dict[str, Any]:
-    return response(None, list(calls))
-
-
-DONE = response("done")
 
 
 def tool_messages(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -670,18 +664,13 @@ def test_a_command_hook_from_settings_decides_in_the_loop(tmp_path: Path) -> Non
 # --- 7. the command line -------------------------------------------------------------------
 
 
-def model_env(server: ChatServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
-
-
 def test_demo_blocks_a_command_with_a_hook_and_tidies_the_written_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = tmp_path / "demo"
     folder.mkdir()
     write_demo_settings(folder)
-    monkeypatch.setattr(chapter_cli, "make_demo_workspace", lambda: folder)
-    monkeypatch.setattr(options, "remove_demo_folder", lambda folder: None)  # to look inside
+    keep_demo_folder(monkeypatch, chapter_cli, folder)
     result = tutorial("run", "--chapter", "4", "--demo")
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith("[scripted]")

@@ -8,17 +8,16 @@ Chat Completions server on 127.0.0.1.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-import chapters.ch02.options as options
 import chapters.ch05.cli as chapter_cli
 import shared.console
 from chapters.ch01.tests.chat_server import ChatServer
+from chapters.ch01.tests.cli_support import model_env, traced_requests
+from chapters.ch02.tests.cli_support import demo_folder_fixture
 from chapters.ch03.audit import AUDIT_FILE
 from chapters.ch03.tests.support import read_audit, tutorial
 from chapters.ch05.demo import README, write_demo_files
@@ -38,33 +37,10 @@ from shared.tools import function_definition
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
+demo_folder = demo_folder_fixture(chapter_cli, write_demo_files)
+
 DEMO_ANSWER = "[scripted] README.md now has one line about greet.py and one about shapes.py.\n"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-TRACED_REQUEST = re.compile(r"^--- request (\d+) ---\n(\{\n.*?\n\})\n", re.M | re.S)
-
-
-def traced_requests(stderr: str) -> list[dict[str, Any]]:
-    """The request bodies `--trace` printed (plain mode), checked to be numbered 1, 2, ..."""
-    found = TRACED_REQUEST.findall(stderr)
-    assert [int(number) for number, _ in found] == list(range(1, len(found) + 1))
-    return [json.loads(body) for _, body in found]
-
-
-@pytest.fixture
-def demo_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The demo's workspace, in tmp_path instead of a new temporary folder."""
-    folder = tmp_path / "demo"
-    folder.mkdir()
-    write_demo_files(folder)
-    monkeypatch.setattr(chapter_cli, "make_demo_workspace", lambda: folder)
-    monkeypatch.setattr(options, "remove_demo_folder", lambda folder: None)  # to look inside
-    return folder
-
-
-def model_env(server: ChatServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
-
-
 # --- the demo ------------------------------------------------------------------------------
 
 

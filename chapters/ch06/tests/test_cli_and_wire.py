@@ -4,15 +4,14 @@ and a child over the real `openai` SDK to the local Chat Completions server."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-import chapters.ch02.options as options
 import chapters.ch06.cli as chapter_cli
 from chapters.ch01.tests.chat_server import ChatServer
+from chapters.ch01.tests.cli_support import model_env, traced
+from chapters.ch02.tests.cli_support import demo_folder_fixture
 from chapters.ch03.audit import AUDIT_FILE
 from chapters.ch03.tests.support import read_audit, tutorial
 from chapters.ch06.demo import TASK, report, write_demo_files
@@ -22,26 +21,7 @@ from shared.scripted import response
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
-TRACED = re.compile(r"^--- (?P<title>.+?) ---\n(?P<body>\{\n.*?\n\})\n", re.M | re.S)
-
-
-def traced(stderr: str) -> list[tuple[str, dict[str, Any]]]:
-    return [(m["title"], json.loads(m["body"])) for m in TRACED.finditer(stderr)]
-
-
-@pytest.fixture
-def demo_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "demo"
-    folder.mkdir()
-    write_demo_files(folder)
-    monkeypatch.setattr(chapter_cli, "make_demo_workspace", lambda: folder)
-    monkeypatch.setattr(options, "remove_demo_folder", lambda folder: None)  # to look inside
-    return folder
-
-
-def model_env(server: ChatServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
-
+demo_folder = demo_folder_fixture(chapter_cli, write_demo_files)
 
 # --- the demo ------------------------------------------------------------------------------
 

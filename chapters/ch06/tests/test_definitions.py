@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from chapters.ch01.tests.chat_server import ChatServer
+from chapters.ch01.tests.cli_support import model_env
 from chapters.ch02.tests.blocking import (
     bounded,
     link_to_dev_zero,
@@ -279,7 +280,7 @@ def test_a_definition_that_links_outside_the_workspace_is_not_read(tmp_path: Pat
 def test_a_bad_definition_stops_the_run_with_exit_2_before_any_request(tmp_path: Path) -> None:
     project(tmp_path, "bad.md", "---\nname: r\ndescription: d\nmax_turns: 0\n---\nb")
     with ChatServer([(200, response("never"))]) as server:
-        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
+        env = model_env(server)
         result = tutorial(
             "run", "--chapter", "6", "--prompt", "hi", "--workspace", str(tmp_path / "ws"), env=env
         )

@@ -5,18 +5,17 @@ dispatcher's other commands, and the composed agent over the real `openai` SDK w
 from __future__ import annotations
 
 import json
-import re
 import signal
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-import chapters.ch02.options as options
 import chapters.ch07.cli as chapter_cli
 from chapters.ch01.loop import run_agent
-from chapters.ch01.tests.chat_server import SSE_DONE, ChatServer, StreamReply, sse_data
+from chapters.ch01.tests.chat_server import ChatServer, StreamReply, sse_data
+from chapters.ch01.tests.cli_support import in_order, model_env, sse, traced
+from chapters.ch02.tests.cli_support import demo_folder_fixture
 from chapters.ch03.audit import AUDIT_FILE
 from chapters.ch03.tests.support import read_audit, tutorial
 from chapters.ch06.demo import write_demo_files
@@ -32,43 +31,13 @@ from shared.scripted import response, tool_call
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
-TRACED = re.compile(r"^--- (?P<title>.+?) ---\n(?P<body>\{\n.*?\n\})\n", re.M | re.S)
+demo_folder = demo_folder_fixture(chapter_cli, write_demo_files)
+
 ANSWER_START = "[scripted] apply_discount is defined in shop/pricing.py, line 18"
-
-
-def traced(stderr: str) -> list[tuple[str, dict[str, Any]]]:
-    return [(m["title"], json.loads(m["body"])) for m in TRACED.finditer(stderr)]
 
 
 def header(description: str) -> str:
     return f"子智能体 sub-agent explore: {description}\n"
-
-
-@pytest.fixture
-def demo_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "demo"
-    folder.mkdir()
-    write_demo_files(folder)
-    monkeypatch.setattr(chapter_cli, "make_demo_workspace", lambda: folder)
-    monkeypatch.setattr(options, "remove_demo_folder", lambda folder: None)  # to look inside
-    return folder
-
-
-def model_env(server: ChatServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
-
-
-def sse(*chunks: dict[str, Any]) -> StreamReply:
-    return StreamReply([*(sse_data(c) for c in chunks), SSE_DONE])
-
-
-def in_order(text: str, *parts: str) -> list[int]:
-    """Where each part is found, each after the one before; fails on a part out of order."""
-    found, start = [], 0
-    for part in parts:
-        start = text.index(part, start)
-        found.append(start)
-    return found
 
 
 # --- the demo ------------------------------------------------------------------------------

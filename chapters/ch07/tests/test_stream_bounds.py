@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from chapters.ch01.tests.chat_server import ChatServer, endless, sse_comment, sse_data
+from chapters.ch01.tests.cli_support import model_env
 from chapters.ch03.tests.support import tutorial
 from chapters.ch07.scripted_stream import chunk
 from chapters.ch07.tests.support import recording_console, streaming_model
@@ -89,8 +90,7 @@ def test_a_stream_cut_at_a_limit_ends_the_run_with_one_line_naming_it() -> None:
     with ChatServer([endless(ROLE, piece({"content": "more "}))]) as server:
         result = tutorial(
             "run", "--chapter", "7", "--prompt", "hi",
-            env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k",
-                 "OPENAI_MODEL": "m", "OPENAI_MAX_REPLY_CHARS": "2000"},
+            env={**model_env(server), "OPENAI_MAX_REPLY_CHARS": "2000"},
         )  # fmt: skip
     assert result.exit_code == 1
     assert "Traceback" not in result.stdout + result.stderr

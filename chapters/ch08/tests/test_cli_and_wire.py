@@ -9,22 +9,21 @@ what the compaction works from, so a test decides where the context stands.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import TypeAdapter
 
-import chapters.ch02.options as options
 import chapters.ch08.cli as chapter_cli
+from chapters.ch01.tests import cli_support
 from chapters.ch01.tests.chat_server import (
-    SSE_DONE,
     ChatServer,
     StreamReply,
     openai_error,
-    sse_data,
 )
+from chapters.ch01.tests.cli_support import in_order, model_env, traced_by_title
+from chapters.ch02.tests.cli_support import demo_folder_fixture
 from chapters.ch03.tests.support import tutorial
 from chapters.ch07.scripted_stream import calls_stream, chunk, text_stream
 from chapters.ch08.compaction import COMPACT_MARK, SUMMARY_MARK
@@ -36,30 +35,11 @@ from shared.messages import Message
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
-TRACED = re.compile(r"^--- (?P<title>.+?) ---\n(?P<body>\{\n.*?\n\})\n", re.M | re.S)
+demo_folder = demo_folder_fixture(chapter_cli, write_demo_workspace)
+
 ANSWER_START = f"[scripted] Order {10_000 + ERROR_LINE} failed ({LOG}, line {ERROR_LINE})"
 SAVED = ".tutorial/tool-results"
 WIRE = TypeAdapter(Message)
-
-
-def traced(stderr: str) -> dict[str, dict[str, Any]]:
-    return {m["title"]: json.loads(m["body"]) for m in TRACED.finditer(stderr)}
-
-
-def in_order(text: str, *parts: str) -> None:
-    start = 0
-    for part in parts:
-        start = text.index(part, start)
-
-
-@pytest.fixture
-def demo_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "demo"
-    folder.mkdir()
-    write_demo_workspace(folder)
-    monkeypatch.setattr(chapter_cli, "make_demo_workspace", lambda: folder)
-    monkeypatch.setattr(options, "remove_demo_folder", lambda folder: None)  # to look inside
-    return folder
 
 
 # --- the demo ------------------------------------------------------------------------------
@@ -108,7 +88,7 @@ def test_the_demos_trace_shows_the_view_the_stub_and_the_compaction_request(
 ) -> None:
     result = tutorial("run", "--chapter", "8", "--demo", "--trace")
     assert result.exit_code == 0, result.stderr
-    documents = traced(result.stderr)
+    documents = traced_by_title(result.stderr)
     view = documents["request 2"]["messages"][3]["content"]
     assert view.endswith(f"The whole text is saved in {SAVED}/call_1.txt: read any part with "
                          "read_file (path, offset, limit), or search it with grep.]")  # fmt: skip
@@ -161,7 +141,7 @@ def test_the_demo_with_no_stream_compacts_too(demo_folder: Path) -> None:
 def sse(*chunks: dict[str, Any], tokens: int | None = None) -> StreamReply:
     """A streamed reply; with `tokens`, the usage chunk saying how big the request was."""
     usage = [] if tokens is None else [chunk(None, usage={"prompt_tokens": tokens})]
-    return StreamReply([*(sse_data(c) for c in [*chunks, *usage]), SSE_DONE])
+    return cli_support.sse(*chunks, *usage)
 
 
 def read(call_id: str, path: str, tokens: int | None = None) -> StreamReply:
@@ -173,10 +153,9 @@ def said(text: str) -> StreamReply:
 
 
 def run_on(tmp_path: Path, server: ChatServer, *options: str) -> Any:
-    env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
     return tutorial(
         "run", "--chapter", "8", "--prompt", "Read the files.",
-        "--workspace", str(tmp_path / "ws"), *options, env=env,
+        "--workspace", str(tmp_path / "ws"), *options, env=model_env(server),
     )  # fmt: skip
 
 

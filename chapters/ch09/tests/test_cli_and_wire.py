@@ -7,18 +7,17 @@ the repair, and a history too long for the window compacted first.
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
-import chapters.ch02.options as options
 import chapters.ch09.cli as chapter_cli
 import shared.approval as approval_module
-from chapters.ch01.tests.chat_server import SSE_DONE, ChatServer, StreamReply, sse_data
+from chapters.ch01.tests.chat_server import ChatServer, StreamReply
+from chapters.ch01.tests.cli_support import command_line, model_env, sse, traced_requests
+from chapters.ch02.tests.cli_support import demo_folder_fixture
 from chapters.ch03.audit import AUDIT_FILE
 from chapters.ch03.tests.support import read_audit, tutorial
 from chapters.ch06.demo import write_demo_files
@@ -34,35 +33,12 @@ from chapters.ch09.tests.support import memory_file, memory_text
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
-TRACED = re.compile(r"^--- (?P<title>[^\n]+?) ---\n(?P<body>\{\n.*?\n\})\n", re.M | re.S)
+# `python -m chapters.ch09 ...`, which `python -m tutorial run --chapter 9 ...` also runs.
+chapter9 = command_line(chapter_cli.command, "python -m chapters.ch09")
+demo_folder = demo_folder_fixture(chapter_cli, write_demo_files)
+
 PROMPT = "Read the files."
 NEXT = "Now tell me what b.txt says."
-
-
-def chapter9(*args: str, stdin: str | None = None, env: Mapping[str, str] | None = None) -> Result:
-    """`python -m chapters.ch09 ...`, which `python -m tutorial run --chapter 9 ...` also runs."""
-    return CliRunner().invoke(
-        chapter_cli.command, list(args), input=stdin, env=env, prog_name="python -m chapters.ch09"
-    )
-
-
-def requests_traced(stderr: str) -> list[dict[str, Any]]:
-    """Every request --trace printed, in order (each run numbers its own from 1)."""
-    return [
-        json.loads(m["body"])
-        for m in TRACED.finditer(stderr)
-        if re.fullmatch(r"request \d+", m["title"])
-    ]
-
-
-@pytest.fixture
-def demo_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "demo"
-    folder.mkdir()
-    write_demo_files(folder)
-    monkeypatch.setattr(chapter_cli, "make_demo_workspace", lambda: folder)
-    monkeypatch.setattr(options, "remove_demo_folder", lambda folder: None)  # to look inside
-    return folder
 
 
 @pytest.fixture
@@ -119,7 +95,7 @@ def test_the_demos_trace_shows_the_index_in_the_new_session_and_the_history_in_t
 ) -> None:
     result = chapter9("--demo", "--trace", stdin="y\n")
     assert result.exit_code == 0, result.stderr
-    requests = requests_traced(result.stderr)
+    requests = traced_requests(result.stderr, one_run=False)
     assert len(requests) == 6  # two per run
     first_run, new_session, resumed = requests[0], requests[2], requests[4]
     assert LISTED not in first_run["messages"][0]["content"]
@@ -191,10 +167,6 @@ def test_resume_with_no_session_here_says_how_one_starts(tmp_path: Path) -> None
 # --- over the wire --------------------------------------------------------------------------
 
 
-def sse(*chunks: dict[str, Any]) -> StreamReply:
-    return StreamReply([*(sse_data(c) for c in chunks), SSE_DONE])
-
-
 def read(call_id: str, path: str) -> StreamReply:
     return sse(*calls_stream((call_id, "read_file", args(path=path))))
 
@@ -204,9 +176,8 @@ def said(text: str) -> StreamReply:
 
 
 def run_on(tmp_path: Path, server: ChatServer, *extra: str, prompt: str = PROMPT) -> Result:
-    env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
     workspace = str(tmp_path / "ws")
-    return chapter9("--prompt", prompt, "--workspace", workspace, *extra, env=env)
+    return chapter9("--prompt", prompt, "--workspace", workspace, *extra, env=model_env(server))
 
 
 def bodies(server: ChatServer) -> list[dict[str, Any]]:

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 from pydantic import TypeAdapter
 
-import chapters.ch02.options as options
 import chapters.ch10.cli as chapter_cli
-from chapters.ch01.tests.chat_server import SSE_DONE, ChatServer, StreamReply, sse_data
+from chapters.ch01.tests.chat_server import ChatServer, StreamReply
+from chapters.ch01.tests.cli_support import command_line, model_env, sse, traced_by_title
+from chapters.ch02.tests.cli_support import demo_folder_fixture
 from chapters.ch03.tests.support import tutorial
 from chapters.ch07.scripted_stream import calls_stream, text_stream
 from chapters.ch08.tests.composed import args, write_files
@@ -29,32 +30,13 @@ from shared.messages import Message
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
-TRACED = re.compile(r"^--- (?P<title>.+?) ---\n(?P<body>\{\n.*?\n\})\n", re.M | re.S)
+chapter10 = command_line(chapter_cli.command, "python -m chapters.ch10")  # in this process
+demo_folder = demo_folder_fixture(chapter_cli, write_demo_workspace)
+
 WIRE = TypeAdapter(Message)
 CHECKLIST = f"{SKILLS_FOLDER.as_posix()}/{SKILL}/{EXTRA_FILE}"
 INDEX_LINE = f"- {SKILL}: Review a Python diff or branch for common mistakes"
 BODY_HEADING = "# Reviewing a Python diff"  # the first line of the skill's instructions
-
-
-def chapter10(*arguments: str, env: dict[str, str] | None = None) -> Result:
-    """`python -m chapters.ch10 ...`, in this process."""
-    return CliRunner().invoke(
-        chapter_cli.command, list(arguments), env=env, prog_name="python -m chapters.ch10"
-    )
-
-
-def traced(stderr: str) -> dict[str, dict[str, Any]]:
-    return {m["title"]: json.loads(m["body"]) for m in TRACED.finditer(stderr)}
-
-
-@pytest.fixture
-def demo_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "demo"
-    folder.mkdir()
-    write_demo_workspace(folder)
-    monkeypatch.setattr(chapter_cli, "make_demo_workspace", lambda: folder)
-    monkeypatch.setattr(options, "remove_demo_folder", lambda folder: None)  # to look inside
-    return folder
 
 
 # --- the demo ------------------------------------------------------------------------------------
@@ -85,7 +67,7 @@ def test_the_demos_trace_shows_the_index_first_and_the_instructions_only_once_lo
 ) -> None:
     result = chapter10("--demo", "--trace")
     assert result.exit_code == 0, result.stderr
-    documents = traced(result.stderr)
+    documents = traced_by_title(result.stderr)
     first, second, third = (documents[f"request {n}"] for n in (1, 2, 3))
     system = first["messages"][0]["content"]
     assert INDEX_LINE in system and "- conventional-commit: " in system
@@ -117,10 +99,6 @@ def test_resume_with_the_demo_is_a_usage_error() -> None:
 # --- over the wire -------------------------------------------------------------------------------
 
 
-def sse(*chunks: dict[str, Any]) -> StreamReply:
-    return StreamReply([*(sse_data(c) for c in chunks), SSE_DONE])
-
-
 def load_then_read_then_answer() -> list[StreamReply]:
     notes = f"{SKILLS_FOLDER.as_posix()}/release/steps.md"
     return [
@@ -145,7 +123,7 @@ def test_the_composed_agent_over_the_wire_sends_one_prompt_the_one_prompt_raw_pr
             f"{SKILLS_FOLDER.as_posix()}/release/steps.md": "1. tag\n2. push\n",
         },
     )
-    env = {"OPENAI_BASE_URL": "", "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
+    env = model_env("")
     bodies: list[dict[str, Any]] = []
     for _ in range(2):
         with ChatServer(load_then_read_then_answer()) as server:
@@ -179,7 +157,7 @@ def test_a_resumed_session_and_a_new_one_both_send_the_prompt_built_now(
     the resumed session too."""
     workspace = tmp_path / "ws"
     write_files(workspace, {"AGENTS.md": "Old rule.\n"})
-    env = {"OPENAI_BASE_URL": "", "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
+    env = model_env("")
     systems: list[str] = []
     for extra in [[], ["--resume"], []]:
         with ChatServer([sse(*text_stream("ok"))]) as server:

@@ -11,22 +11,19 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
-import chapters.ch02.options as options
 import chapters.ch11.cli as chapter_cli
 import chapters.ch11.demo as demo
 from chapters.ch01.tests.chat_server import (
-    SSE_DONE,
     ChatServer,
     Reply,
     ScriptedReply,
     StreamReply,
-    sse_data,
 )
+from chapters.ch01.tests.cli_support import command_line, model_env, sse
+from chapters.ch02.tests.cli_support import demo_folder_fixture
 from chapters.ch03.tests.support import tutorial
 from chapters.ch06.demo import write_demo_files
 from chapters.ch07.scripted_stream import text_stream
@@ -36,6 +33,9 @@ from chapters.ch11.tests.support import FakeClock, closed_port_url
 
 TRACED = re.compile(r"^--- (?P<title>.+?) ---\n", re.M)
 ANSWER = demo.CUT_ANSWER + demo.REST_OF_ANSWER
+
+chapter11 = command_line(chapter_cli.command, "python -m chapters.ch11")  # in this process
+demo_folder = demo_folder_fixture(chapter_cli, write_demo_files)
 
 
 @pytest.fixture(autouse=True)
@@ -51,23 +51,6 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     fake = FakeClock()
     monkeypatch.setattr(chapter_cli, "make_clock", lambda demo: fake)
     return fake
-
-
-@pytest.fixture
-def demo_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "demo"
-    folder.mkdir()
-    write_demo_files(folder)
-    monkeypatch.setattr(chapter_cli, "make_demo_workspace", lambda: folder)
-    monkeypatch.setattr(options, "remove_demo_folder", lambda folder: None)  # to look inside
-    return folder
-
-
-def chapter11(*arguments: str, env: dict[str, str] | None = None) -> Result:
-    """`python -m chapters.ch11 ...`, in this process."""
-    return CliRunner().invoke(
-        chapter_cli.command, list(arguments), env=env, prog_name="python -m chapters.ch11"
-    )
 
 
 # --- the demo ------------------------------------------------------------------------------------
@@ -169,22 +152,13 @@ def test_the_new_options_are_listed_with_their_defaults_and_checked() -> None:
 def test_a_malformed_fallback_setting_is_exit_2_with_the_fix_before_any_request(
     fallback: dict[str, str], said: str
 ) -> None:
-    env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
+    env = model_env("http://127.0.0.1:9/v1")
     result = chapter11("--prompt", "hi", env={**env, **fallback})
     assert result.exit_code == 2
     assert result.stderr.strip() == said  # one line: no header, no request, no traceback
 
 
 # --- over the wire ------------------------------------------------------------------------------
-
-
-def sse(*chunks: dict[str, Any], finished: bool = True) -> StreamReply:
-    events = [sse_data(c) for c in chunks]
-    return StreamReply([*events, SSE_DONE] if finished else events)
-
-
-def environment(url: str) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
 
 
 def test_over_the_wire_three_failures_and_a_cut_answer_recover_in_one_run(
@@ -201,7 +175,7 @@ def test_over_the_wire_three_failures_and_a_cut_answer_recover_in_one_run(
     ]
     with ChatServer(replies) as server:
         result = chapter11("--prompt", "Which codes?", "--workspace", str(tmp_path),
-                           env=environment(server.base_url))  # fmt: skip
+                           env=model_env(server.base_url))  # fmt: skip
         bodies = [r.body for r in server.completion_requests()]
     assert result.exit_code == 0, result.stderr
     assert result.stdout == "Two codes: WELCOME10 and STAFF.\n"
@@ -242,7 +216,7 @@ def test_zero_retries_or_continuations_end_the_run_at_the_first_failure(
 ) -> None:
     with ChatServer([reply]) as server:
         result = chapter11("--prompt", "Which codes?", "--workspace", str(tmp_path), option, "0",
-                           env=environment(server.base_url))  # fmt: skip
+                           env=model_env(server.base_url))  # fmt: skip
         assert len(server.completion_requests()) == 1
     assert result.exit_code == 1
     assert said in result.stderr and "Traceback" not in result.stderr
@@ -263,7 +237,7 @@ def test_over_the_wire_a_missing_model_falls_back_and_trace_says_who_answered(
         ) as second,  # fmt: skip
     ):
         env = {
-            **environment(primary.base_url),
+            **model_env(primary.base_url),
             "OPENAI_FALLBACK_MODEL": "m2",
             "OPENAI_FALLBACK_BASE_URL": second.base_url,
         }
@@ -294,7 +268,7 @@ def test_a_fallback_url_where_nothing_listens_names_the_fallbacks_setting(
     missing, url = errors.OPENAI_NO_MODEL, closed_port_url()
     with ChatServer([Reply(missing.status, missing.body)]) as primary:
         env = {
-            **environment(primary.base_url),
+            **model_env(primary.base_url),
             "OPENAI_FALLBACK_MODEL": "m2",
             "OPENAI_FALLBACK_BASE_URL": url,
         }
@@ -333,7 +307,7 @@ def test_a_url_where_nothing_listens_is_exit_2_at_once_naming_the_setting(
     tmp_path: Path, clock: FakeClock
 ) -> None:
     url = closed_port_url()
-    result = chapter11("--prompt", "hi", "--workspace", str(tmp_path), env=environment(url))
+    result = chapter11("--prompt", "hi", "--workspace", str(tmp_path), env=model_env(url))
     assert result.exit_code == 2, result.stderr
     assert clock.sleeps == []  # no retry: nothing has ever answered at that URL
     (line,) = [line for line in result.stderr.splitlines() if "cannot connect" in line]

@@ -13,11 +13,12 @@ from click.testing import CliRunner
 
 import chapters.ch11.cli as chapter_cli
 from chapters.ch01.tests.chat_server import ChatServer
+from chapters.ch01.tests.cli_support import model_env, sse
 from chapters.ch03.tests.support import tutorial
 from chapters.ch06.definitions import load_agents
 from chapters.ch07.scripted_stream import calls_stream, text_stream
 from chapters.ch11.tests.composed import Agent11
-from chapters.ch11.tests.test_cli_and_wire import chapter11, environment, sse
+from chapters.ch11.tests.test_cli_and_wire import chapter11
 from chapters.ch11.tool_choice import choose_agents, parse_tool_names
 
 
@@ -97,7 +98,7 @@ def test_a_misspelt_name_is_exit_2_before_any_request(tmp_path: Path) -> None:
     with ChatServer([]) as server:
         result = chapter11(
             *("--prompt", "hi", "--workspace", str(tmp_path), "--tools", "read_file,reed"),
-            env=environment(server.base_url),
+            env=model_env(server.base_url),
         )
         assert server.completion_requests() == []
     assert result.exit_code == 2
@@ -110,7 +111,7 @@ def test_over_the_wire_the_request_carries_only_the_chosen_tools(tmp_path: Path)
     with ChatServer([sse(*text_stream("Done."))]) as server:
         result = chapter11(
             *("--prompt", "hi", "--workspace", str(tmp_path), "--tools", "grep,read_file"),
-            env=environment(server.base_url),
+            env=model_env(server.base_url),
         )
         (body,) = [r.body for r in server.completion_requests()]
     assert result.exit_code == 0, result.stderr
@@ -168,7 +169,7 @@ def test_over_the_wire_the_start_says_which_agents_lost_which_tools(tmp_path: Pa
     with ChatServer(replies) as server:
         result = chapter11(
             *("--prompt", "hi", "--workspace", str(tmp_path), "--tools", "read_file,task"),
-            env=environment(server.base_url),
+            env=model_env(server.base_url),
         )
         child = server.completion_requests()[1].body
     assert result.exit_code == 0, result.stderr
@@ -203,7 +204,7 @@ def test_tutorial_prompt_shows_the_prompt_a_run_with_tools_sends(tmp_path: Path)
     with ChatServer([sse(*text_stream("Done."))]) as server:
         result = chapter11(
             *("--prompt", "hi", "--workspace", str(tmp_path), *chosen),
-            env=environment(server.base_url),
+            env=model_env(server.base_url),
         )
         (body,) = [r.body for r in server.completion_requests()]
     assert result.exit_code == 0, result.stderr
