@@ -28,8 +28,8 @@ from typing import Any, Protocol, TextIO
 
 from shared.console import Console, controlling_terminal, is_terminal
 
-APPROVAL_PROMPT = "允许本次调用? [y/N]"
-NO_TTY_NOTICE = "无交互输入,默认拒绝。"
+APPROVAL_PROMPT = "允许本次调用？[y/N]"
+NO_TTY_NOTICE = "无交互输入，默认拒绝。"
 HIDDEN_PROMPT_NOTICE = (
     "stderr is not a terminal and there is no controlling terminal to ask on, "
     "so nobody could see the call: denied."
@@ -80,7 +80,7 @@ class Approver(Protocol):
 
 
 class TerminalApprover:
-    """Shows the request and asks `允许本次调用? [y/N]`; a clear yes approves."""
+    """Shows the request and asks `允许本次调用？[y/N]`; a clear yes approves."""
 
     def __init__(
         self,

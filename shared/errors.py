@@ -37,7 +37,7 @@ class ConfigError(TutorialError):
     exit_code = EXIT_USAGE
 
     def cli_line(self) -> str:
-        return f"配置错误: {self}"
+        return f"配置错误：{self}"
 
 
 class WorkingFolderError(TutorialError):

@@ -1,4 +1,4 @@
-"""The human's answer when the policy says ask: `允许本次调用? [y/a/N]`.
+"""The human's answer when the policy says ask: `允许本次调用？[y/a/N]`.
 
     y        yes, this once (or ok, sure, yes please, 是, 好, 可以, ... as in chapter 1)
     a        always, for the rest of this run (an exact allow rule is added and shown)
@@ -25,7 +25,7 @@ from shared.approval import (
 )
 from shared.console import Console
 
-ASK_PROMPT = "允许本次调用? [y/a/N]"
+ASK_PROMPT = "允许本次调用？[y/a/N]"
 ASK_HINT = "请回答 y（允许）、a（本次运行都允许）或 n（拒绝；n 后面可以写给模型的话）。"
 ALWAYS_ANSWERS = frozenset({"a", "always"})
 UNCLEAR = "unclear"  # the `how` of an answer that is neither yes, always nor no

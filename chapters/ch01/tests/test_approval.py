@@ -1,4 +1,4 @@
-"""The approval prompt: three lines, then `允许本次调用? [y/N]`; a clear yes approves, a clear
+"""The approval prompt: three lines, then `允许本次调用？[y/N]`; a clear yes approves, a clear
 no refuses, anything else is asked again, at most three times in all."""
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def test_shows_tool_reason_and_arguments_then_the_prompt() -> None:
     assert lines[0].endswith("shell")
     assert "execute: runs a program" in lines[1]
     assert '{"command": "echo 42"}' in lines[2]
-    assert lines[3].startswith(APPROVAL_PROMPT) and APPROVAL_PROMPT == "允许本次调用? [y/N]"
+    assert lines[3].startswith(APPROVAL_PROMPT) and APPROVAL_PROMPT == "允许本次调用？[y/N]"
 
 
 def test_end_of_input_denies() -> None:
@@ -139,7 +139,7 @@ def test_no_terminal_denies_without_reading() -> None:
     stdin = io.StringIO("y\n")  # would approve if it were read
     approver = TerminalApprover(console, stdin=stdin)  # StringIO is not a TTY
     assert approver.approve(REQUEST) is False
-    assert NO_TTY_NOTICE in err(console) and NO_TTY_NOTICE == "无交互输入,默认拒绝。"
+    assert NO_TTY_NOTICE in err(console) and NO_TTY_NOTICE == "无交互输入，默认拒绝。"
     assert stdin.read() == "y\n"
 
 

@@ -131,7 +131,7 @@ def test_max_turns_must_be_positive() -> None:
 def test_missing_settings_are_a_config_error_with_exit_2() -> None:
     result = tutorial("run", "--chapter", "1", "--prompt", "hi")
     assert result.exit_code == 2
-    assert result.stderr.startswith("配置错误: Missing required settings: OPENAI_BASE_URL,")
+    assert result.stderr.startswith("配置错误：Missing required settings: OPENAI_BASE_URL,")
     assert len(result.stderr.strip().splitlines()) == 1
     assert result.stdout == ""
     assert_no_traceback(result)
@@ -140,7 +140,7 @@ def test_missing_settings_are_a_config_error_with_exit_2() -> None:
 def test_demo_without_a_terminal_denies_and_still_answers() -> None:
     result = tutorial("run", "--chapter", "1", "--demo")
     assert result.exit_code == 0
-    assert "无交互输入,默认拒绝。" in result.stderr
+    assert "无交互输入，默认拒绝。" in result.stderr
     assert result.stdout.startswith("[scripted] ")  # labelled as scripted where it speaks
     assert "denied" in result.stdout
     assert "scripted" in result.stderr  # and in the status line naming the model
@@ -150,7 +150,7 @@ def test_demo_approved_runs_the_real_command_and_quotes_it(monkeypatch: pytest.M
     monkeypatch.setattr(approval, "is_terminal", lambda stream: True)
     result = tutorial("run", "--chapter", "1", "--demo", stdin="y\n")
     assert result.exit_code == 0, result.stderr
-    assert "允许本次调用? [y/N]" in result.stderr
+    assert "允许本次调用？[y/N]" in result.stderr
     assert result.stdout.startswith("[scripted] ")
     assert "exit code 0" in result.stdout and "\n42\n" in result.stdout
 
@@ -317,5 +317,5 @@ def test_a_dotenv_that_is_not_utf8_is_one_line_and_exit_2(tmp_path: Path) -> Non
     result = tutorial("run", "--chapter", "1", "--prompt", "hi")
     assert result.exit_code == 2
     (line,) = result.stderr.splitlines()
-    assert line.startswith("配置错误: ") and "is not UTF-8 text" in line
+    assert line.startswith("配置错误：") and "is not UTF-8 text" in line
     assert_no_traceback(result)

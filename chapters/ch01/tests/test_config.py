@@ -35,14 +35,14 @@ def test_all_three_present(tmp_path: Path) -> None:
 def test_each_missing_name_is_named(name: str, tmp_path: Path) -> None:
     env = {k: v for k, v in GOOD.items() if k != name}
     line = problem(env, tmp_path)
-    assert line.startswith(f"配置错误: Missing required settings: {name}")
+    assert line.startswith(f"配置错误：Missing required settings: {name}")
     assert [n for n in SETTING_NAMES if n in line] == [name]
 
 
 def test_all_missing_are_named_together(tmp_path: Path) -> None:
     line = problem({}, tmp_path)
     assert line.startswith(
-        "配置错误: Missing required settings: OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL"
+        "配置错误：Missing required settings: OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL"
     )
 
 
@@ -99,7 +99,7 @@ def test_a_dotenv_in_another_encoding_is_one_line_naming_the_file_and_the_fix(
 ) -> None:
     (tmp_path / ".env").write_bytes(encoded)
     line = problem(GOOD, tmp_path)
-    assert line.startswith(f"配置错误: {tmp_path / '.env'} is not UTF-8 text (")
+    assert line.startswith(f"配置错误：{tmp_path / '.env'} is not UTF-8 text (")
     assert where in line
     assert "save it as UTF-8" in line
     assert "\n" not in line
@@ -163,7 +163,7 @@ def test_the_temperature_is_the_providers_unless_set(tmp_path: Path) -> None:
 @pytest.mark.parametrize("value", ["-0.1", "2.5", "cold"])
 def test_a_temperature_outside_0_to_2_is_a_config_error(value: str, tmp_path: Path) -> None:
     line = problem({**GOOD, "OPENAI_TEMPERATURE": value}, tmp_path)
-    assert line.startswith("配置错误: ") and "OPENAI_TEMPERATURE" in line
+    assert line.startswith("配置错误：") and "OPENAI_TEMPERATURE" in line
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "lots"])
@@ -171,7 +171,7 @@ def test_a_reply_bound_that_is_not_a_positive_number_is_a_config_error(
     value: str, tmp_path: Path
 ) -> None:
     line = problem({**GOOD, "OPENAI_MAX_TOKENS": value}, tmp_path)
-    assert line.startswith("配置错误: ") and "OPENAI_MAX_TOKENS" in line
+    assert line.startswith("配置错误：") and "OPENAI_MAX_TOKENS" in line
 
 
 def test_a_reply_has_a_deadline_and_a_size_cap_by_default_and_both_can_be_set(
@@ -205,7 +205,7 @@ def test_a_reply_limit_that_is_not_a_positive_number_is_a_config_error(
     name: str, value: str, tmp_path: Path
 ) -> None:
     line = problem({**GOOD, name: value}, tmp_path)
-    assert line.startswith("配置错误: ") and name in line
+    assert line.startswith("配置错误：") and name in line
 
 
 def test_a_wrong_token_bound_is_said_once_not_again_for_the_size_cap_made_from_it(

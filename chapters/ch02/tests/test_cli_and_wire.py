@@ -91,7 +91,7 @@ def test_demo_and_workspace_do_not_mix(tmp_path: Path) -> None:
 def test_chapter_2_needs_settings_like_chapter_1() -> None:
     result = CliRunner().invoke(chapter_cli.command, ["--prompt", "hi"])
     assert result.exit_code == 2
-    assert result.stderr.startswith("配置错误: Missing required settings")
+    assert result.stderr.startswith("配置错误：Missing required settings")
 
 
 def test_diff_shows_only_what_chapter_2_adds() -> None:

@@ -1,4 +1,4 @@
-"""Chapter 3's prompt `允许本次调用? [y/a/N]` at a terminal: a clear yes, `a`, a clear no
+"""Chapter 3's prompt `允许本次调用？[y/a/N]` at a terminal: a clear yes, `a`, a clear no
 (with words for the model after `n`), and anything else asked again, at most three times."""
 
 from __future__ import annotations

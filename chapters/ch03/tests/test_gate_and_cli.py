@@ -637,7 +637,7 @@ def test_malformed_project_settings_stop_the_run_naming_the_file(
     write_settings(workspace / PROJECT_SETTINGS, content)
     result = run_chapter_3(workspace)
     assert result.exit_code == 2
-    assert result.stderr.startswith("配置错误: .tutorial/settings.json: ")
+    assert result.stderr.startswith("配置错误：.tutorial/settings.json: ")
     assert problem in result.stderr.splitlines()[0]
     assert "Traceback" not in result.stderr
 
@@ -651,7 +651,7 @@ def test_malformed_home_settings_stop_the_run_naming_the_file(
     write_settings(tmp_path / "home" / ".tutorial" / "settings.json", content)
     result = run_chapter_3(workspace)
     assert result.exit_code == 2
-    assert result.stderr.startswith("配置错误: ~/.tutorial/settings.json: ")
+    assert result.stderr.startswith("配置错误：~/.tutorial/settings.json: ")
     assert problem in result.stderr.splitlines()[0]
 
 
@@ -662,7 +662,7 @@ def test_malformed_settings_stop_the_run_before_any_request(tmp_path: Path) -> N
         result = run_chapter_3(workspace, env=model_env(server))
         requests = server.requests
     assert result.exit_code == 2
-    assert result.stderr.startswith("配置错误: .tutorial/settings.json: ")
+    assert result.stderr.startswith("配置错误：.tutorial/settings.json: ")
     assert requests == []
 
 
@@ -886,7 +886,7 @@ def test_demo_without_a_terminal_allows_denies_and_refuses(demo_folder: Path) ->
         "(rule shell(rm:*) from .tutorial/settings.json)"
     ) in result.stdout
     assert f"- `{third}` → denied: the human refused this call" in result.stdout
-    assert "无交互输入,默认拒绝。" in result.stderr
+    assert "无交互输入，默认拒绝。" in result.stderr
     lines = read_audit(demo_folder / AUDIT_FILE)
     assert [(line["tool_call_id"], line["decision"], line["source"]) for line in lines] == [
         ("call_1", "allow", "rule shell(echo:*) from .tutorial/settings.json"),

@@ -303,7 +303,7 @@ def test_a_malformed_settings_file_is_a_config_error_naming_it(
     path.write_text(content, encoding="utf-8")
     with pytest.raises(ConfigError) as raised:
         load_policy(workspace, tmp_path / "home", known_tools=TOOLS)
-    assert raised.value.cli_line().startswith("配置错误: .tutorial/settings.json: ")
+    assert raised.value.cli_line().startswith("配置错误：.tutorial/settings.json: ")
     assert problem in str(raised.value)
 
 

@@ -40,7 +40,7 @@ def test_a_named_pipe_as_the_settings_stops_the_run_and_is_named(
     assert isinstance(result, Result)
     assert result.exit_code == 2, result.stdout
     assert result.stderr.splitlines() == [
-        "配置错误: .tutorial/settings.json: cannot be read (it is a named pipe (FIFO), "
+        "配置错误：.tutorial/settings.json: cannot be read (it is a named pipe (FIFO), "
         + NOT_REGULAR
     ]
 
@@ -70,7 +70,7 @@ def test_your_settings_linked_to_dev_zero_stop_the_check_in_bounded_memory(
     )
     assert done.returncode == 0, done.stderr[-2000:]
     expected = (
-        "2 配置错误: ~/.tutorial/settings.json: cannot be read (it is a character device, "
+        "2 配置错误：~/.tutorial/settings.json: cannot be read (it is a character device, "
         f"{NOT_REGULAR}"
     )
     assert done.stdout.splitlines() == [f"{chapter} {expected}" for chapter in chapters]
@@ -86,7 +86,7 @@ def test_settings_over_their_bound_stop_the_run_and_are_named(
     result = run_chapter(chapter, tmp_path / "ws", TaskModel({}))
     assert result.exit_code == 2, result.stdout
     assert result.stderr.splitlines() == [
-        f"配置错误: ~/.tutorial/settings.json: cannot be read (it is more than "
+        f"配置错误：~/.tutorial/settings.json: cannot be read (it is more than "
         f"{SETTINGS_MAX_BYTES:,} bytes, the most a settings file may hold); shorten it, "
         "or remove it"
     ]
@@ -101,5 +101,5 @@ def test_a_folder_as_the_settings_stops_the_run_and_is_named(
     result = run_chapter(chapter, workspace, TaskModel({}))
     assert result.exit_code == 2, result.stdout
     assert result.stderr.splitlines() == [
-        f"配置错误: .tutorial/settings.json: cannot be read (it is a folder, {NOT_REGULAR}"
+        f"配置错误：.tutorial/settings.json: cannot be read (it is a folder, {NOT_REGULAR}"
     ]

@@ -35,7 +35,7 @@ def test_a_misspelt_key_stops_the_run_and_names_the_key_it_meant(
     result = run_chapter(chapter, workspace, model, "--mode", "bypass")
     assert result.exit_code == 2
     (line,) = result.stderr.splitlines()
-    assert line.startswith('配置错误: .tutorial/settings.json: unknown key "permissons"; ')
+    assert line.startswith('配置错误：.tutorial/settings.json: unknown key "permissons"; ')
     assert 'did you mean "permissions"?' in line
     assert model.requests == [] and (workspace / "build").is_dir()
 
@@ -47,7 +47,7 @@ def test_a_misspelt_key_in_your_home_settings_is_named_with_its_file(
     result = run_chapter(3, workspace, rm_model())
     assert result.exit_code == 2
     assert result.stderr.startswith(
-        '配置错误: ~/.tutorial/settings.json: unknown key "Permissions"'
+        '配置错误：~/.tutorial/settings.json: unknown key "Permissions"'
     )
     assert 'did you mean "permissions"?' in result.stderr
 

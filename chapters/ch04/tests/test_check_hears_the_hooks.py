@@ -152,7 +152,7 @@ def test_malformed_hooks_are_a_settings_error_in_the_check_too(tmp_path: Path) -
         result = check("--chapter", "4", "shell(ls)", *extra)
         assert result.exit_code == 2
         assert result.stderr.startswith(
-            "配置错误: .tutorial/settings.json: hooks.PreToolUse.0.matcher: "
+            "配置错误：.tutorial/settings.json: hooks.PreToolUse.0.matcher: "
         )
 
 

@@ -713,7 +713,7 @@ def test_malformed_hooks_settings_stop_the_run_before_any_request(
         )  # fmt: skip
         requests = server.requests
     assert result.exit_code == 2
-    assert result.stderr.startswith(f"配置错误: {shown}: hooks.PreToolUse.0.matcher: ")
+    assert result.stderr.startswith(f"配置错误：{shown}: hooks.PreToolUse.0.matcher: ")
     assert "'(shell' is not a regular expression" in result.stderr
     assert "Traceback" not in result.stderr
     assert requests == []

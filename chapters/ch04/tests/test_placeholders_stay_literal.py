@@ -149,7 +149,7 @@ def test_the_cli_stops_with_exit_2_naming_the_hook_and_the_fix(tmp_path: Path) -
     result = tutorial("run", "--chapter", "4", "--prompt", "hi", "--workspace", str(workspace))
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
-        f"配置错误: .tutorial/settings.json: hooks.{PRE}.0.command: the hook "
+        f"配置错误：.tutorial/settings.json: hooks.{PRE}.0.command: the hook "
         f"{COMMENTED_HOOK!r} cannot run: {IN_A_COMMENT}"
     ]
 

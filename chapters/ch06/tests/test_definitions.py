@@ -287,7 +287,7 @@ def test_a_bad_definition_stops_the_run_with_exit_2_before_any_request(tmp_path:
         sent = server.completion_requests()
     assert result.exit_code == 2
     assert result.stderr.strip() == (
-        "配置错误: .tutorial/agents/bad.md: max_turns must be a positive whole number, not '0'"
+        "配置错误：.tutorial/agents/bad.md: max_turns must be a positive whole number, not '0'"
     )
     assert sent == []
     assert result.stdout == ""
@@ -328,7 +328,7 @@ def test_the_agents_command_fails_like_the_run_on_a_bad_file_and_needs_a_chapter
     project(tmp_path, "bad.md", "---\nname: r\n---\nb")
     result = tutorial("agents", "--chapter", "6", "--workspace", str(tmp_path / "ws"))
     assert result.exit_code == 2
-    assert "配置错误: .tutorial/agents/bad.md: description is missing" in result.stderr
+    assert "配置错误：.tutorial/agents/bad.md: description is missing" in result.stderr
     early = tutorial("agents", "--chapter", "5")
     assert early.exit_code == 2
     assert "Chapter 5 has no sub-agents; use chapter 6 or later" in early.stderr

@@ -138,12 +138,12 @@ def test_the_new_options_are_listed_with_their_defaults_and_checked() -> None:
     [
         (
             {"OPENAI_FALLBACK_MODEL": "m2", "OPENAI_FALLBACK_BASE_URL": "localhost:11434"},
-            "配置错误: OPENAI_FALLBACK_BASE_URL must be an http(s) URL such as "
+            "配置错误：OPENAI_FALLBACK_BASE_URL must be an http(s) URL such as "
             "https://api.openai.com/v1 (got 'localhost:11434')",
         ),
         (
             {"OPENAI_FALLBACK_API_KEY": "sk-2"},
-            "配置错误: OPENAI_FALLBACK_API_KEY set without OPENAI_FALLBACK_MODEL: set "
+            "配置错误：OPENAI_FALLBACK_API_KEY set without OPENAI_FALLBACK_MODEL: set "
             "OPENAI_FALLBACK_MODEL too, or remove it",
         ),
     ],
@@ -276,7 +276,7 @@ def test_a_fallback_url_where_nothing_listens_names_the_fallbacks_setting(
     assert result.exit_code == 2, result.stderr
     assert clock.sleeps == []  # nothing has ever answered at the fallback's URL
     (line,) = [line for line in result.stderr.splitlines() if "cannot connect" in line]
-    assert line.startswith(f"配置错误: cannot connect to {url}")
+    assert line.startswith(f"配置错误：cannot connect to {url}")
     assert "Check OPENAI_FALLBACK_BASE_URL (" in line and "OPENAI_BASE_URL (" not in line
 
 
@@ -311,6 +311,6 @@ def test_a_url_where_nothing_listens_is_exit_2_at_once_naming_the_setting(
     assert result.exit_code == 2, result.stderr
     assert clock.sleeps == []  # no retry: nothing has ever answered at that URL
     (line,) = [line for line in result.stderr.splitlines() if "cannot connect" in line]
-    assert line.startswith(f"配置错误: cannot connect to {url}")
+    assert line.startswith(f"配置错误：cannot connect to {url}")
     assert "Check OPENAI_BASE_URL" in line
     assert "Traceback" not in result.stderr and "重试 retry" not in result.stderr

@@ -287,7 +287,7 @@ def test_a_refused_connection_before_any_answer_is_a_config_error_not_retried(
         ask(RetryingModel(inner, clock=clock, draw=lambda: 0.0))
     assert clock.sleeps == []
     line = caught.value.cli_line()
-    assert line.startswith("配置错误: cannot connect to " + url) and "\n" not in line
+    assert line.startswith("配置错误：cannot connect to " + url) and "\n" not in line
     assert "Check OPENAI_BASE_URL" in line
     assert caught.value.exit_code == EXIT_USAGE
 
