@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -274,3 +275,40 @@ def test_every_k_selection_selects_the_tests_the_text_names(
             assert named <= chosen, (
                 f"{path.name}: `-k {expression}` does not select {named - chosen}"
             )
+
+
+def program_strings(path: Path) -> list[tuple[int, str]]:
+    """The string constants of a module that reach a person, docstrings (English) left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        if id(node) not in docstrings
+    ]
+
+
+PROGRAM_FILES = sorted(
+    path
+    for folder in ("shared", "tutorial", "chapters")
+    for path in (ROOT / folder).rglob("*.py")
+    if "tests" not in path.parts
+)
+
+
+def test_the_programs_chinese_strings_use_full_width_punctuation() -> None:
+    hits = [
+        f"{path.relative_to(ROOT).as_posix()}:{line}: {text[max(m.start() - 8, 0) : m.end() + 8]!r}"
+        for path in PROGRAM_FILES
+        for line, text in program_strings(path)
+        for m in HALF_WIDTH_BESIDE_CHINESE.finditer(text)
+    ]
+    assert not hits, f"half-width punctuation beside Chinese: {hits[:5]}"
