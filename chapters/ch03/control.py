@@ -45,10 +45,13 @@ from chapters.ch03.audit import AUDIT_FILE
 HARNESS_FOLDER = Path(".tutorial")  # below the workspace, and below your home folder
 SETTINGS_FILES = (HARNESS_FOLDER / "settings.json", HARNESS_FOLDER / "settings.local.json")
 _NAME_CHARACTERS = r"[\w.-]"  # what a name may touch on either side and still be another name
-# A path component that starts with a dot and holds a glob (`.tut*`): a shell matches a name
-# that starts with a dot only with a pattern that does, so `*` alone never reaches `.tutorial`.
+# A path component that starts with a dot and holds a glob (`.tut*`) or a brace expansion
+# (`.tu{t,}orial`, which bash expands before it runs anything): a shell matches a name that
+# starts with a dot only with a pattern that does, so `*` alone never reaches `.tutorial`.
 _COMPONENT = r"[^\s/;&|<>()=:,]"
-_DOT_GLOB = re.compile(rf"(?<!{_COMPONENT})\.{_COMPONENT}*[*?\[]{_COMPONENT}*")
+_BRACES = re.compile(r"\{[^{}\s]*\}")  # compared as `*`: it may expand to anything
+_PART = rf"(?:{_COMPONENT}|{_BRACES.pattern})"
+_DOT_GLOB = re.compile(rf"(?<!{_COMPONENT})\.{_PART}*(?:[*?\[]|{_BRACES.pattern}){_PART}*")
 
 
 @dataclass(frozen=True)
@@ -130,7 +133,7 @@ class ControlFiles:
             pattern = rf"(?<!{_NAME_CHARACTERS}){re.escape(name)}(?!{_NAME_CHARACTERS})"
             if any(re.search(pattern, text) for text in texts):
                 return self.files[i]
-        globs = {glob for text in texts for glob in _DOT_GLOB.findall(text)}
+        globs = {_BRACES.sub("*", glob) for text in texts for glob in _DOT_GLOB.findall(text)}
         for file in self.files:
             if any(fnmatch.fnmatchcase(name, glob) for glob in globs for name in file.names):
                 return file

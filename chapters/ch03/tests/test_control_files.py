@@ -138,6 +138,9 @@ COMMANDS = [
     "mv .tutorial old",
     "cp a ~/.tutorial/settings.json",
     'cp a "$HOME/.tutorial/settings.json"',
+    "echo x > .tu{t,}orial/settings.js{o,}n",  # bash's brace expansion builds the name
+    "cp a .{tutorial,x}/settings.js{on,x}",
+    "cp a .{t..t}utorial/x",
 ]
 
 
@@ -180,6 +183,10 @@ def test_a_command_that_names_no_control_file_is_decided_as_before(
         ".tutorial/audit.jsonl",
         "./.tutorial/../.tutorial/settings.json",
         ".TUTORIAL/settings.JSON",
+        "./.tutorial//settings.json",
+        ".tutorial\\settings.json",
+        ".tutorial/settings.json.",  # Windows drops trailing dots and spaces
+        ".tutorial/settings.json::$DATA",  # and writes the file's data stream
     ],
 )
 def test_a_write_to_a_control_file_asks_even_with_an_allow_rule_in_bypass(
