@@ -20,8 +20,9 @@ of definitions it loads) is added where it is wired: `Policy.protecting`.
 
 How a call is matched:
 
-    a path      the file it resolves to (through links) and the name as written,
-                compared without case: a control file, or anything in a control folder
+    a path      the file it resolves to (through links, and Windows' short names) and
+                the name as written, compared without case: a control file, or anything
+                in a control folder
     a command   its text, quotes and escapes removed, compared without case: it names
                 a control file, its name, or the folder it is in (`.tutorial`), or a
                 glob in it that starts with a dot would match one of those (`.tut*`)
@@ -72,10 +73,16 @@ class ControlFile:
         object.__setattr__(self, "_forms", tuple(sorted(forms)))
 
     def holds(self, path: Path) -> bool:
-        """Whether writing `path` (absolute) writes this file, or into this folder."""
-        candidate = _comparable(path)
+        """Whether writing `path` (absolute) writes this file, or into this folder.
+
+        `path` is also compared as the system names it (`os.path.realpath`): on Windows
+        that turns a short name (`TUTORI~1`, which 8.3 names give `.tutorial`) into the
+        long one, which no text comparison would.
+        """
+        candidates = {_comparable(path), _comparable(Path(os.path.realpath(path)))}
         return any(
             candidate == form or (self.folder and candidate.startswith(form.rstrip("/") + "/"))
+            for candidate in candidates
             for form in self._forms
         )
 

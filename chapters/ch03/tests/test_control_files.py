@@ -15,6 +15,7 @@ command line; the policy tests below them say which commands count.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -216,3 +217,21 @@ def test_the_users_settings_are_control_files_when_the_workspace_holds_them(
     home_settings = "home/.tutorial/settings.json"
     assert decide(strict, "write_file", path=home_settings, content="{}") is Decision.ASK
     assert decide(strict, "write_file", path="home/notes.md", content="x") is Decision.ALLOW
+
+
+def test_a_windows_short_name_of_the_harness_folder_is_the_control_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows may give `.tutorial` an 8.3 name, `TUTORI~1`; writing through it writes the
+    settings. Linux has no short names: the system's long-name lookup is imitated here."""
+    write_json(tmp_path / PROJECT_SETTINGS, {})
+    strict = policy(tmp_path, Mode.ACCEPT_EDITS)
+    long_name = os.path.realpath
+
+    def windows_realpath(path: str | os.PathLike[str], strict: bool = False) -> str:
+        return long_name(os.fspath(path).replace("TUTORI~1", ".tutorial"), strict=strict)
+
+    monkeypatch.setattr(os.path, "realpath", windows_realpath)
+    short = "TUTORI~1/settings.json"
+    assert decide(strict, "write_file", path=short, content="{}") is Decision.ASK
+    assert decide(strict, "edit_file", path=short, old_text="{", new_text="[") is Decision.ASK
