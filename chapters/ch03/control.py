@@ -60,11 +60,11 @@ class ControlFile:
     """One protected file, or folder (everything below it)."""
 
     path: Path  # absolute
-    shown: str  # how people write it: ".tutorial/settings.json", "~/.tutorial/agents/"
+    shown: str  # how people write it: ".tutorial/settings.json", "~/.tutorial/settings.json"
     folder: bool = False
     # What a command must mention to be taken as touching it, the most telling first:
     # its path as shown, its name, and the folder it is in below the workspace or home
-    # folder (`.tutorial`, `hooks`); without case.
+    # folder (`.tutorial`); without case.
     names: tuple[str, ...] = ()
     _forms: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
@@ -130,7 +130,7 @@ class ControlFiles:
         """The control file a command's text names, if any (see the module docstring)."""
         texts = _readings(command)
         # The most telling name first: a whole path before a file's name before its folder,
-        # and the longer of two paths (`~/.tutorial/skills` holds `.tutorial/skills`).
+        # and the longer of two paths (`~/.tutorial/settings.json` holds `.tutorial/settings.json`).
         named = [
             (rank, -len(n), i, n)
             for i, f in enumerate(self.files)
