@@ -156,10 +156,8 @@ def _readings(command: str) -> tuple[str, ...]:
 
 def _comparable(path: Path) -> str:
     """A path as compared with a control file: without case, as posix, and without what
-    Windows ignores at the end of a name (trailing dots and spaces, `::$DATA`)."""
-    text = path.as_posix().casefold()
-    head, _, last = text.rpartition("/")
-    if ":" in last:
-        last = last.split(":", 1)[0]
-    parts = [p.rstrip(". ") if p not in (".", "..") else p for p in f"{head}/{last}".split("/")]
-    return "/".join(parts)
+    Windows ignores at the end of a name (trailing dots and spaces) or reads as a stream of
+    it, in any part: `settings.json::$DATA` is the file, `.tutorial::$INDEX_ALLOCATION` the
+    folder. (A drive's `c:` loses its colon too, in both paths compared.)"""
+    parts = [part.split(":", 1)[0] for part in path.as_posix().casefold().split("/")]
+    return "/".join(p.rstrip(". ") if p not in (".", "..") else p for p in parts)

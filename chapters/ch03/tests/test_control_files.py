@@ -188,6 +188,7 @@ def test_a_command_that_names_no_control_file_is_decided_as_before(
         ".tutorial\\settings.json",
         ".tutorial/settings.json.",  # Windows drops trailing dots and spaces
         ".tutorial/settings.json::$DATA",  # and writes the file's data stream
+        ".tutorial::$INDEX_ALLOCATION/settings.json",  # a folder's stream is the folder
     ],
 )
 def test_a_write_to_a_control_file_asks_even_with_an_allow_rule_in_bypass(
