@@ -220,7 +220,7 @@ class Console:
             if preview:
                 parts.append(Syntax(preview, "diff", theme="ansi_dark", word_wrap=True))
             title = "需要批准 approval needed" + (f" · {agent}" if agent else "")
-            panel = Panel(Group(*parts), title=title, border_style="yellow")
+            panel = Panel(Group(*parts), title=Text(title), border_style="yellow")  # not markup
             self._err().print(self._padded(panel))
         else:
             self._plain("\n".join(lines) + (f"\n{preview.rstrip()}" if preview else ""))
@@ -254,7 +254,7 @@ class Console:
 
             style = "green" if status == "ok" else "red"
             title = f"{tool_name} → {status}"
-            panel = Panel(Text("\n".join(preview)), title=title, border_style=style)
+            panel = Panel(Text("\n".join(preview)), title=Text(title), border_style=style)
             self._err().print(self._padded(panel))
         else:
             self._plain(f"[{tool_name} → {status}]\n" + "\n".join(preview))
@@ -325,10 +325,12 @@ class Ticking:
 
     def __rich_console__(self, console: RichConsole, options: ConsoleOptions) -> RenderResult:
         from rich.spinner import Spinner
+        from rich.text import Text
 
         if self._spinner is None:
             self._spinner = Spinner("dots")
-        self._spinner.update(text=self.text())
+        # Text, not str: a str is read as markup, and a command's `[/]` made rich raise.
+        self._spinner.update(text=Text(self.text()))
         yield self._spinner
 
 

@@ -9,6 +9,7 @@ The time comes from the console's `timer`, so a test moves it by hand: no sleeps
 from __future__ import annotations
 
 import io
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,3 +106,22 @@ def test_on_a_terminal_an_approved_command_shows_a_spinner_with_its_time() -> No
     )
     assert run_agent("build it", agent) == "ok"
     assert "运行中 running: make · 3s" in shown(console)
+
+
+@pytest.mark.parametrize("command", ["sed 's/[/]/x/' a", "echo [bold]loud[/bold]"])
+def test_a_command_that_looks_like_rich_markup_is_shown_as_written(command: str) -> None:
+    """The spinner shows the command's text, never reads it as markup: `[/]` made rich raise
+    (the run ended with a traceback) and `[bold]` vanished from what was shown."""
+    timer = FakeTimer()
+    console = fancy_console(timer)
+    arguments = json.dumps({"command": command})
+    steps = [response(None, [tool_call("c1", "shell", arguments)]), response("ok")]
+    agent = build_agent(
+        model=ScriptedModel(steps),
+        console=console,
+        approver=ScriptedApprover([True]),
+        cwd=Path.cwd(),
+        runner=SlowRunner(timer),
+    )
+    assert run_agent("edit it", agent) == "ok"
+    assert f"运行中 running: {command} · 3s" in shown(console)
