@@ -256,8 +256,9 @@ def _folder(workspace: Workspace, raw: str) -> Path | ToolResult:
 def _named_folder(workspace: Workspace, start: Path, pattern: str) -> Path:
     """Where glob walks from: `start`, or the folder the pattern's first names spell out.
 
-    `.tutorial/sessions/*.jsonl` names a folder a walk from the root would skip, as
-    much as `path` would; walking from there also saves looking everywhere else.
+    `build/*.log`, with `build/` in `.gitignore`, names a folder a walk from the root
+    would skip, as much as `path` would; walking from there also saves looking
+    everywhere else.
     """
     names = pattern.replace("\\", "/").removeprefix("./").split("/")[:-1]
     literal = list(itertools.takewhile(lambda name: not _GLOB_SPECIAL.search(name), names))
