@@ -133,8 +133,11 @@ def _program(word: str, workspace: Path, home: Path) -> ControlFile | None:
     if not word or word.startswith("-") or "{" in word:  # an option, or a placeholder
         return None
     path = home / word[2:] if word.startswith(("~/", "~\\")) else workspace / word
+    # A word with a folder in it (`hooks/guard.py`) is a file even before it exists: else
+    # the agent could write the missing program, and the hook would run it unasked.
+    as_path = ("/" in word or "\\" in word) and "://" not in word and " " not in word
     try:
-        if not path.is_file():
+        if not (path.is_file() or (as_path and not path.exists())):
             return None
         real = Path(os.path.realpath(path))
     except OSError:

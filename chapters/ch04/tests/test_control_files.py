@@ -92,3 +92,15 @@ def test_a_misspelt_hooks_key_stops_the_run_and_names_hooks(
     result = run_chapter(chapter, workspace, TaskModel({}))
     assert result.exit_code == 2
     assert 'unknown key "hoks"; did you mean "hooks"?' in result.stderr
+
+
+def test_a_program_a_hook_names_is_protected_before_it_exists(tmp_path: Path) -> None:
+    """A hook whose program is not written yet: in accept-edits mode the agent could write
+    it, and the hook would run the agent's code unasked. A word with a folder in it is
+    taken as a file even when nothing is there; a bare word (`python`) only if it is one."""
+    from chapters.ch02.workspace import Workspace
+    from chapters.ch04.settings import hook_programs
+
+    write_json(tmp_path / PROJECT_SETTINGS, SETTINGS)  # no hooks/guard.py
+    shown = [file.shown for file in hook_programs(Workspace(tmp_path), tmp_path / "home")]
+    assert shown == [GUARD]
