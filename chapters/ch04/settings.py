@@ -129,7 +129,8 @@ def _words(command: str) -> list[str]:
 
 
 def _program(word: str, workspace: Path, home: Path) -> ControlFile | None:
-    """The control file `word` names, if it is a file in the workspace or the home folder."""
+    """The control file `word` names: a file in the workspace or the home folder, or a path
+    to one that is not there yet."""
     if not word or word.startswith("-") or "{" in word:  # an option, or a placeholder
         return None
     path = home / word[2:] if word.startswith(("~/", "~\\")) else workspace / word
