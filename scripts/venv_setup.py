@@ -217,7 +217,11 @@ def link_repository(environment: Environment) -> None:
     where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     try:
         site_packages = subprocess.run(
-            [str(environment.python), "-c", where], check=True, capture_output=True, text=True
+            [str(environment.python), "-X", "utf8", "-c", where],
+            check=True,
+            capture_output=True,
+            encoding="utf-8",  # -X utf8: a path outside the console's code page survives
+            errors="replace",
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         raise SetupError(
