@@ -25,7 +25,8 @@ How a call is matched:
                 in a control folder
     a command   its text, quotes and escapes removed, compared without case: it names
                 a control file, its name, or the folder it is in (`.tutorial`), or a
-                glob in it that starts with a dot would match one of those (`.tut*`)
+                glob in it that starts with a dot would match one of those (`.tut*`); in
+                PowerShell, whose `*` matches dot names too, any glob that would (`*\\s*`)
 
 The command check reads text. A command that builds a name as it runs (a
 variable's value, a program that writes the file) is beyond what text shows:
@@ -42,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chapters.ch03.audit import AUDIT_FILE
+from shared.process import IS_WINDOWS
 
 HARNESS_FOLDER = Path(".tutorial")  # below the workspace, and below your home folder
 SETTINGS_FILES = (HARNESS_FOLDER / "settings.json", HARNESS_FOLDER / "settings.local.json")
@@ -53,6 +55,10 @@ _COMPONENT = r"[^\s/;&|<>()=:,]"
 _BRACES = re.compile(r"\{[^{}\s]*\}")  # compared as `*`: it may expand to anything
 _PART = rf"(?:{_COMPONENT}|{_BRACES.pattern})"
 _DOT_GLOB = re.compile(rf"(?<!{_COMPONENT})\.{_PART}*(?:[*?\[]|{_BRACES.pattern}){_PART}*")
+# PowerShell, the shell on Windows (shared/process.py), matches `*` against names that start
+# with a dot as well: there any glob in a component may reach `.tutorial`.
+GLOBS_MATCH_DOT_NAMES = IS_WINDOWS
+_ANY_GLOB = re.compile(rf"(?<!{_COMPONENT}){_PART}*(?:[*?\[]|{_BRACES.pattern}){_PART}*")
 
 
 @dataclass(frozen=True)
@@ -140,7 +146,8 @@ class ControlFiles:
             pattern = rf"(?<!{_NAME_CHARACTERS}){re.escape(name)}(?!{_NAME_CHARACTERS})"
             if any(re.search(pattern, text) for text in texts):
                 return self.files[i]
-        globs = {_BRACES.sub("*", glob) for text in texts for glob in _DOT_GLOB.findall(text)}
+        globbing = _ANY_GLOB if GLOBS_MATCH_DOT_NAMES else _DOT_GLOB
+        globs = {_BRACES.sub("*", glob) for text in texts for glob in globbing.findall(text)}
         for file in self.files:
             if any(fnmatch.fnmatchcase(name, glob) for glob in globs for name in file.names):
                 return file

@@ -171,8 +171,9 @@ def test_deny_rules_and_plan_mode_still_deny_before_the_control_files_ask(
     ["git status", "pytest -q tests/test_settings.py", "cat notes/tutorial.md", "ls *", "rm a.*"],
 )
 def test_a_command_that_names_no_control_file_is_decided_as_before(
-    tmp_path: Path, command: str
+    tmp_path: Path, command: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr("chapters.ch03.control.GLOBS_MATCH_DOT_NAMES", False)  # `ls *`: bash's
     assert decide(policy(tmp_path, Mode.BYPASS), "shell", command=command) is Decision.ALLOW
 
 
@@ -236,3 +237,27 @@ def test_a_windows_short_name_of_the_harness_folder_is_the_control_file(
     short = "TUTORI~1/settings.json"
     assert decide(strict, "write_file", path=short, content="{}") is Decision.ASK
     assert decide(strict, "edit_file", path=short, old_text="{", new_text="[") is Decision.ASK
+
+
+POWERSHELL_GLOBS = [
+    "Set-Content *\\settings.js* x",
+    "Remove-Item *\\audit.*",
+    "cp a */settings.*",
+]
+
+
+@pytest.mark.parametrize("command", POWERSHELL_GLOBS)
+def test_in_powershell_a_plain_glob_that_reaches_a_control_file_asks(
+    tmp_path: Path, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PowerShell's `*` matches names that start with a dot: `*` reaches `.tutorial` there."""
+    monkeypatch.setattr("chapters.ch03.control.GLOBS_MATCH_DOT_NAMES", True)
+    assert decide(policy(tmp_path, Mode.BYPASS), "shell", command=command) is Decision.ASK
+
+
+@pytest.mark.parametrize("command", POWERSHELL_GLOBS)
+def test_in_bash_a_plain_glob_never_reaches_the_harness_folder(
+    tmp_path: Path, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("chapters.ch03.control.GLOBS_MATCH_DOT_NAMES", False)
+    assert decide(policy(tmp_path, Mode.BYPASS), "shell", command=command) is Decision.ALLOW
