@@ -56,6 +56,26 @@ def reason(error: OSError, shown: str) -> str:
     return str(error)
 
 
+class LeadsOutside(Exception):
+    """A path that resolves, through its links, to `real`: outside the folder it must stay in."""
+
+    def __init__(self, real: Path) -> None:
+        super().__init__(f"it leads outside, to {real}")
+        self.real = real
+
+
+def inside_folder(root: Workspace, relative: Path) -> Path:
+    """The real path of `relative` below `root`, if it stays inside `root`, else `LeadsOutside`.
+
+    The one check behind every file the harness opens or reads by a trusted name. OSError,
+    RuntimeError or ValueError: it cannot be resolved (a link loop, a link to nothing).
+    """
+    real = real_path(root.root / relative)
+    if not root.contains(real):
+        raise LeadsOutside(real)
+    return real
+
+
 def harness_folder(base: Path, folder: Path, *, create: bool = False) -> Path:
     """The real path of `base / folder`, checked to be inside `base`; made when `create`.
 
@@ -68,15 +88,15 @@ def harness_folder(base: Path, folder: Path, *, create: bool = False) -> Path:
     root = Workspace(base)
     shown = folder.as_posix()
     try:
-        real = real_path(root.root / folder)
-    except (OSError, RuntimeError, ValueError) as error:
-        raise UnsafeHarnessFile(shown, f"cannot be resolved ({error})") from None
-    if not root.contains(real):
+        real = inside_folder(root, folder)
+    except LeadsOutside as error:
         raise UnsafeHarnessFile(
             shown,
-            f"leads outside {root.root} (to {real}): the harness keeps its files inside it "
-            "and does not follow links out",
-        )
+            f"leads outside {root.root} (to {error.real}): the harness keeps its files inside "
+            "it and does not follow links out",
+        ) from None
+    except (OSError, RuntimeError, ValueError) as error:
+        raise UnsafeHarnessFile(shown, f"cannot be resolved ({error})") from None
     if create:
         real.mkdir(parents=True, exist_ok=True)
     return real

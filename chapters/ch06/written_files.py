@@ -25,7 +25,8 @@ import codecs
 from pathlib import Path
 
 from chapters.ch02.text_files import NotRegularFile, read_regular_file
-from chapters.ch02.workspace import Workspace, real_path
+from chapters.ch02.workspace import Workspace
+from chapters.ch03.harness_files import LeadsOutside, inside_folder
 
 BYTES_PER_CHARACTER = 4  # the most UTF-8 uses: a cap of N characters is at most 4N bytes
 WORKSPACE, YOUR_HOME = "the workspace", "your home folder"  # `where`, for the usual two
@@ -50,13 +51,11 @@ def read_written_file(base: Path, relative: Path, *, limit: int, where: str) -> 
 def real_inside(base: Path, relative: Path, *, where: str) -> Path:
     """The real path of `base / relative` (a file or a folder), if it is inside `base`."""
     try:
-        root = Workspace(base)
-        real = real_path(root.root / relative)
+        return inside_folder(Workspace(base), relative)
+    except LeadsOutside:
+        raise UnreadableFile(f"it leads outside {where}") from None
     except (OSError, RuntimeError, ValueError) as error:  # a link loop, a link to nothing
         raise UnreadableFile(f"it cannot be resolved ({error})") from None
-    if not root.contains(real):
-        raise UnreadableFile(f"it leads outside {where}")
-    return real
 
 
 def as_text(data: bytes, *, whole: bool = True) -> str:
