@@ -42,40 +42,41 @@ HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}  # -h works at every leve
 MAX_TURNS_HELP = "How many model requests the loop may make."
 
 
-def common_options(
-    default_max_turns: int, max_turns_help: str = MAX_TURNS_HELP
-) -> Callable[[F], F]:
+def common_params(max_turns_help: str | None = None) -> list[click.Option]:
     """--prompt, --max-turns, --trace, --demo: the options every chapter has.
 
     A chapter whose runs hold more than one loop says in `max_turns_help` which
     loops the limit bounds.
     """
+    from shared.agent import DEFAULT_MAX_TURNS
 
-    def decorate(function: F) -> F:
-        for option in reversed(
-            [
-                click.option("--prompt", help="The task for the agent."),
-                click.option(
-                    "--max-turns",
-                    type=click.IntRange(min=1),
-                    default=default_max_turns,
-                    show_default=True,
-                    help=max_turns_help,
-                ),
-                click.option(
-                    "--trace", is_flag=True, help="Print each request and response as JSON."
-                ),
-                click.option(
-                    "--demo",
-                    is_flag=True,
-                    help="Replay the chapter's exchange with a scripted model: no key, no network.",
-                ),
-            ]
-        ):
-            function = option(function)
-        return function
+    return [
+        click.Option(["--prompt"], help="The task for the agent."),
+        click.Option(
+            ["--max-turns"],
+            type=click.IntRange(min=1),
+            default=DEFAULT_MAX_TURNS,
+            show_default=True,
+            help=max_turns_help or MAX_TURNS_HELP,
+        ),
+        click.Option(["--trace"], is_flag=True, help="Print each request and response as JSON."),
+        click.Option(
+            ["--demo"],
+            is_flag=True,
+            help="Replay the chapter's exchange with a scripted model: no key, no network.",
+        ),
+    ]
 
-    return decorate
+
+def params_of(*decorators: Callable[[Any], Any]) -> list[click.Parameter]:
+    """The click parameters that option decorators (`click.option(...)`) would add, in the
+    order they are written: what a part lists as its `options`."""
+
+    def target() -> None: ...
+
+    for decorate in reversed(decorators):
+        decorate(target)
+    return list(reversed(getattr(target, "__click_params__", [])))
 
 
 def require_prompt(prompt: str | None, demo: bool) -> None:

@@ -22,9 +22,11 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 
 
 def start(module: str) -> None:
-    """Import `module` (a command line's module), then run its `main`; exit with its code."""
+    """Import `module` (a chapter's recipe module, or a command line's), then run its
+    `main` (a recipe's); exit with its code."""
     try:
-        main = importlib.import_module(module).main
+        loaded = importlib.import_module(module)
+        main = loaded.RECIPE.main if hasattr(loaded, "RECIPE") else loaded.main
     except ModuleNotFoundError as error:
         missing = error.name or ""
         if missing.partition(".")[0] in OURS:

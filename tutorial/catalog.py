@@ -9,8 +9,12 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from shared.recipe import Recipe
 
 CHAPTERS_ROOT = Path(__file__).resolve().parent.parent / "chapters"
 
@@ -30,11 +34,16 @@ class Chapter:
     def folder(self) -> Path:
         return CHAPTERS_ROOT / f"ch{self.number:02d}"
 
-    def command(self, name: str = "command") -> click.Command | None:
-        """A click command of the chapter's cli module, imported only now."""
-        module = importlib.import_module(f"{self.package}.cli")
-        command: click.Command | None = getattr(module, name, None)
-        return command
+    def recipe(self) -> Recipe:
+        """The chapter's recipe (chapters/chNN/agent.py), imported only now."""
+        recipe: Recipe = importlib.import_module(f"{self.package}.agent").RECIPE
+        return recipe
+
+    def command(self, words: str = "") -> click.Command | None:
+        """The chapter's command, or the subcommand its parts bring under `words`
+        ("agents", "permissions check"): None if it has none."""
+        recipe = self.recipe()
+        return recipe.subcommands().get(words) if words else recipe.command()
 
 
 CHAPTERS = (

@@ -1,4 +1,4 @@
-"""The dispatcher: `python -m tutorial run|list|diff|permissions|agents|prompt|sessions`.
+"""The dispatcher: `python -m tutorial run|list|diff|recipe|permissions|agents|prompt|sessions`.
 
 `run --chapter N ...` hands every option after the chapter number to chapter
 N's own command, so `python -m tutorial run --chapter 1 --prompt x` and
@@ -41,7 +41,7 @@ class _Dispatcher(FriendlyGroup):
         if name not in self.commands:
             raise click.UsageError(
                 f"Unknown command: {name}. Expected command: run "
-                "(others: list, diff, permissions, agents, prompt, sessions)"
+                "(others: list, diff, recipe, permissions, agents, prompt, sessions)"
             )
         return super().resolve_command(ctx, args)
 
@@ -55,6 +55,7 @@ def cli() -> None:
       python -m tutorial run --chapter 1 --prompt "List the files here"
       python -m tutorial list
       python -m tutorial diff --chapter 1
+      python -m tutorial recipe --chapter 2 --explain
       python -m tutorial permissions check --chapter 3 'shell(git push)'
       python -m tutorial agents --chapter 6
       python -m tutorial sessions --chapter 9
@@ -92,7 +93,6 @@ class ChapterCommand:
     """A dispatcher command that hands its arguments to a command of a chapter's cli module."""
 
     words: str  # what follows `python -m tutorial`: "agents", "permissions check"
-    attribute: str  # the click command in chapters/chNN/cli.py
     first: int  # the first chapter that has it; its options are every later chapter's too
     example: str  # what to type, for the error that asks for --chapter
     absent: str  # what to say of a chapter before `first` ({n} is its number)
@@ -111,10 +111,10 @@ def add_chapter_command(group: click.Group, spec: ChapterCommand) -> None:
             if not any(word in args for word in HELP_WORDS):
                 raise click.UsageError(f"--chapter is required, e.g. {spec.example}")
             chapter = spec.first
-        found = find_chapter(chapter).command(spec.attribute)
+        found = find_chapter(chapter).command(spec.words)
         if found is None:
             raise click.UsageError(spec.absent.format(n=chapter))
-        _invoke(found, spec.words, chapter, list(args), spec.attribute)
+        _invoke(found, spec.words, chapter, list(args), spec.words)
 
     command.__doc__ = spec.doc
     decorated = click.argument("args", nargs=-1, type=click.UNPROCESSED)(command)
@@ -130,7 +130,6 @@ add_chapter_command(
     permissions,
     ChapterCommand(
         "permissions check",
-        "check_command",
         3,
         "permissions check --chapter 3 'shell(ls)'",
         "Chapter {n} has no permission policy; use chapter 3 or later",
@@ -142,7 +141,6 @@ add_chapter_command(
     cli,
     ChapterCommand(
         "agents",
-        "agents_command",
         6,
         "agents --chapter 6",
         "Chapter {n} has no sub-agents; use chapter 6 or later",
@@ -153,7 +151,6 @@ add_chapter_command(
     cli,
     ChapterCommand(
         "prompt",
-        "prompt_command",
         10,
         "prompt --chapter 10",
         "Chapter {n} sends a fixed prompt; it is assembled from chapter 10 on",
@@ -164,7 +161,6 @@ add_chapter_command(
     cli,
     ChapterCommand(
         "sessions",
-        "sessions_command",
         9,
         "sessions --chapter 9",
         "Chapter {n} keeps no sessions; sessions are kept from chapter 9 on",
@@ -202,6 +198,21 @@ def diff(chapter: int, stat: bool) -> None:
         click.echo(text)
 
 
+@cli.command()
+@click.option("--chapter", type=int, required=True, help="The chapter whose recipe to show.")
+@click.option("--explain", is_flag=True, help="Also what each slot is for and who provides what.")
+def recipe(chapter: int, explain: bool) -> None:
+    """Show what a chapter's agent is made of: its parts, tools, options; nothing runs."""
+    from shared.recipe_listing import listing, recipe_of
+
+    found = recipe_of(find_chapter(chapter).number)
+    if found is None:
+        raise click.UsageError(
+            f"Chapter {chapter} has no recipe yet (chapters/ch{chapter:02d}/agent.py)"
+        )
+    click.echo(listing(found, explain), nl=False)
+
+
 def _misplaced_chapter(args: list[str]) -> StrayWordError | None:
     """`run 1 ...` or `run -chapter 1 ...`: the chapter was meant, and the line says how."""
     if args and args[0].isdigit():
@@ -210,27 +221,28 @@ def _misplaced_chapter(args: list[str]) -> StrayWordError | None:
 
 
 def _invoke(
-    command: click.Command, words: str, chapter: int, args: list[str], attribute: str = "command"
+    command: click.Command, words: str, chapter: int, args: list[str], subcommand: str = ""
 ) -> None:
     """Parse and invoke a chapter's command directly: its errors rise to our error policy.
 
-    `words` name the command after `python -m tutorial`, `attribute` the chapter's click
-    command; an option that only a later chapter's command has is named with that chapter.
+    `words` name the command after `python -m tutorial`, `subcommand` the chapter's
+    subcommand ("": its own command); an option that only a later chapter's command has
+    is named with that chapter.
     """
     try:
         context = command.make_context(f"{PROG_NAME} {words} --chapter {chapter}", args)
     except click.NoSuchOption as error:
-        raise _later_option(error.option_name, words, chapter, attribute) or error from None
+        raise _later_option(error.option_name, words, chapter, subcommand) or error from None
     with context as sub:
         command.invoke(sub)
 
 
-def _later_option(option: str, words: str, chapter: int, attribute: str) -> StrayWordError | None:
+def _later_option(option: str, words: str, chapter: int, subcommand: str) -> StrayWordError | None:
     """`option` is not chapter `chapter`'s: the first later chapter whose command has it."""
     for later in CHAPTERS:
         if later.number <= chapter or not later.ready:
             continue
-        command = later.command(attribute)
+        command = later.command(subcommand)
         names = {
             n for p in (command.params if command else ()) for n in (*p.opts, *p.secondary_opts)
         }

@@ -10,6 +10,10 @@ and is shown as a unified diff against exactly that file (a composition
 module against the previous chapter's, say). A file is never compared with
 an unrelated one that happens to share its name. Tests are listed, not shown:
 they are how the chapter proves its promises, not what it teaches.
+
+After the files comes what they add up to: the chapter's recipe listing
+(shared/recipe_listing.py) against the one of the recipe it extends, since a
+part added in one file and ordered before another's shows only there.
 """
 
 from __future__ import annotations
@@ -81,7 +85,58 @@ def chapter_diff(chapter: Chapter) -> str:
     sources, tests = chapter_files(chapter)
     parts = [_summary(chapter, sources, tests)]
     parts += [source.diff() for source in sources]
+    parts.append(recipe_diff(chapter))
     return "\n".join(part for part in parts if part)
+
+
+def recipe_diff(chapter: Chapter) -> str:
+    """The chapter's recipe listing against its base's; the first recipe's, whole.
+    Empty for a chapter whose agent.py has no recipe yet."""
+    listings = _listings(chapter)
+    if listings is None:
+        return ""
+    base, (old, new) = listings
+    if base is None:
+        return f"# recipe of chapter {chapter.number} (python -m tutorial recipe)\n{new}"
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            f"recipe of chapter {base}",
+            f"recipe of chapter {chapter.number}",
+        )
+    )
+
+
+def recipe_stat(chapter: Chapter) -> str:
+    """`--stat`'s line for the recipe listing; empty without a recipe."""
+    listings = _listings(chapter)
+    if listings is None:
+        return ""
+    base, (old, new) = listings
+    if base is None:
+        return f"recipe: +{len(new.splitlines())} lines (the first recipe)"
+    added = removed = 0
+    for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm=""):
+        if line.startswith("+") and not line.startswith("+++"):
+            added += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            removed += 1
+    return f"recipe: +{added} -{removed} lines against chapter {base}'s"
+
+
+def _listings(chapter: Chapter) -> tuple[int | None, tuple[str, str]] | None:
+    """The chapter its recipe extends (None: none) and both listings ("" for none)."""
+    from shared.recipe_listing import listing, recipe_of
+
+    recipe = recipe_of(chapter.number)
+    if recipe is None:
+        return None
+    base = recipe.base
+    return (
+        base.chapter if base else None,
+        (listing(base) if base else "", listing(recipe)),
+    )
 
 
 def chapter_stat(chapter: Chapter) -> str:
@@ -100,7 +155,8 @@ def chapter_stat(chapter: Chapter) -> str:
         f"{len(sources)} files ({new} new, {len(sources) - new} extending), "
         f"+{total_added} -{total_removed} lines; {len(tests)} test files"
     )
-    return "\n".join(rows)
+    rows.append(recipe_stat(chapter))
+    return "\n".join(row for row in rows if row)
 
 
 def _summary(chapter: Chapter, sources: list[ChapterFile], tests: list[Path]) -> str:

@@ -2,4 +2,4 @@
 
 from shared.entry import start
 
-start("chapters.ch01.cli")
+start("chapters.ch01.agent")

@@ -2,4 +2,4 @@
 
 from shared.entry import start
 
-start("chapters.ch02.cli")
+start("chapters.ch02.agent")

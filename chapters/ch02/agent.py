@@ -1,41 +1,27 @@
 """Chapter 2's agent: chapter 1's, with five file tools that cannot leave the workspace.
 
-    tools     read_file, write_file, edit_file, glob, grep, and chapter 1's shell
-              (chapters/ch02/toolset.py), all bound to one `Workspace`
-    prompt    chapter 1's rules plus how to use the file tools (chapters/ch02/prompt.py)
-
-Extends: chapters/ch01/agent.py
+workspace   replaces chapter 1's folder: --workspace, else the current folder
+file-tools  read_file, write_file, edit_file, glob, grep, before chapter 1's shell,
+            all bound to one `Workspace` (chapters/ch02/parts.py)
+prompt      chapter 1's rules plus how to use the file tools (chapters/ch02/prompt.py)
 """
 
 from __future__ import annotations
 
-from chapters.ch01.approve import AskHuman
+from chapters.ch01.agent import RECIPE as CHAPTER_1
+from chapters.ch01.parts import FixedPrompt
+from chapters.ch02.demo import DEMO_PROMPT, demo_model, make_demo_workspace
+from chapters.ch02.parts import FileTools, WorkspacePart
 from chapters.ch02.prompt import SYSTEM_PROMPT
-from chapters.ch02.toolset import make_tools
-from chapters.ch02.workspace import Workspace
-from shared.agent import DEFAULT_MAX_TURNS, AgentSpec
-from shared.approval import Approver
-from shared.calls import CallPipeline
-from shared.completion import ModelClient
-from shared.console import Console
-from shared.process import CommandRunner
+from shared.recipe import Demo
 
-
-def build_agent(
-    *,
-    model: ModelClient,
-    console: Console,
-    approver: Approver,
-    workspace: Workspace,
-    max_turns: int = DEFAULT_MAX_TURNS,
-    runner: CommandRunner | None = None,
-) -> AgentSpec:
-    """`runner` lets a test run the agent without starting real commands."""
-    return AgentSpec(
-        model=model,
-        tools=make_tools(workspace, runner=runner),
-        calls=CallPipeline(authorize=[AskHuman(approver, console)]),
-        console=console,
-        system_prompt=SYSTEM_PROMPT,
-        max_turns=max_turns,
-    )
+RECIPE = CHAPTER_1.extend(
+    chapter=2,
+    help="Chapter 2: file tools that cannot leave the workspace, plus the shell.",
+    demo=Demo(DEMO_PROMPT, lambda setup: demo_model(), make_demo_workspace),
+    replace={
+        "folder": WorkspacePart(),
+        "prompt": FixedPrompt(SYSTEM_PROMPT, "chapters/ch02/prompt.py"),
+    },
+    add=[FileTools()],
+)

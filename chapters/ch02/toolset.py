@@ -11,7 +11,7 @@ from chapters.ch02.searching import make_search_tools
 from chapters.ch02.workspace import Workspace
 from chapters.ch02.writing import make_write_tools
 from shared.process import DEFAULT_OUTPUT_LIMIT, CommandRunner
-from shared.tools import ToolRegistry
+from shared.tools import Tool, ToolRegistry
 
 
 def make_tools(
@@ -21,16 +21,21 @@ def make_tools(
     hidden: Callable[[str], bool] | None = None,
     output_limit: int = DEFAULT_OUTPUT_LIMIT,
 ) -> ToolRegistry:
-    """All six tools for one run; the ledger remembers this run's reads.
+    """All six tools for one run: the file tools, then chapter 1's shell."""
+    shell = make_shell_tool(workspace.root, runner=runner, output_limit=output_limit)
+    return ToolRegistry([*make_file_tools(workspace, hidden), shell])
+
+
+def make_file_tools(
+    workspace: Workspace, hidden: Callable[[str], bool] | None = None
+) -> list[Tool]:
+    """The five file tools of one agent; one ledger remembers its reads.
 
     `hidden` keeps glob and grep away from files (a policy's read deny rules, say).
     """
     ledger = ReadLedger()
-    return ToolRegistry(
-        [
-            make_read_file_tool(workspace, ledger),
-            *make_write_tools(workspace, ledger),
-            *make_search_tools(workspace, hidden),
-            make_shell_tool(workspace.root, runner=runner, output_limit=output_limit),
-        ]
-    )
+    return [
+        make_read_file_tool(workspace, ledger),
+        *make_write_tools(workspace, ledger),
+        *make_search_tools(workspace, hidden),
+    ]

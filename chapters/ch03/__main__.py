@@ -2,4 +2,4 @@
 
 from shared.entry import start
 
-start("chapters.ch03.cli")
+start("chapters.ch03.agent")

@@ -5,37 +5,35 @@ then the flags) and asked about one call. For a path outside the workspace
 it also says what happens next: the policy may allow a read, and the
 workspace boundary still refuses it.
 
-A chapter whose runs hear more than the policy before a call (programs of the
-user's, say) passes an `Adviser`: it may add flags of its own, hears the call
-before the policy decides, and says in the output what it did. Without one,
-the check prints what this chapter's policy decides, and nothing else.
-
-A chapter whose runs protect more control files than chapter 3's (`Policy.protecting`)
-passes the function its command line builds them with (`protects`), so the check asks
-about the same writes a run asks about.
+The check is made from the chapter's recipe: its policy is the one a run's
+parts make, with every control file they protect, so the check asks about the
+same writes a run asks about. A part whose runs hear more than the policy
+before a call (programs of the user's, say) has an `adviser`: it may add flags
+of its own, hears the call before the policy decides, and says in the output
+what it did. Without one, the check prints what the policy decides, and
+nothing else.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
-from chapters.ch02.workspace import Workspace
-from chapters.ch03.control import ControlFile
-from chapters.ch03.options import policy_from_options, policy_options
+from chapters.ch03.options import policy_options
 from chapters.ch03.policy import Call, Policy
 from chapters.ch03.rules import Rule, RuleError
-from shared.cli import FriendlyCommand, working_directory
+from shared.cli import FriendlyCommand
 from shared.decisions import Decision
-from shared.tools import ToolRegistry
+from shared.recipe import listed_tools
+
+if TYPE_CHECKING:
+    from shared.recipe import Recipe
 
 CHECK_CALL_ID = "permissions_check"  # the call the check asks about has no tool_call id of its own
-# A chapter's own control files, from the workspace and the home folder (`Policy.protecting`).
-Protects = Callable[[Workspace, Path], Iterable[ControlFile]]
 
 
 @dataclass(frozen=True)
@@ -60,13 +58,12 @@ class Adviser(Protocol):
         ...
 
 
-def make_check_command(
-    chapter_tools: Callable[[Workspace], ToolRegistry],
-    adviser: Adviser | None = None,
-    protects: Protects | None = None,
-) -> click.Command:
-    """`permissions check` for a chapter whose tools are `chapter_tools(workspace)` and
-    whose runs add `protects(workspace, home)` to the control files."""
+def make_check_command(recipe: Recipe) -> click.Command:
+    """`permissions check` for a chapter's recipe: its policy, made as a run makes it (with
+    every control file its parts protect), and what its advisers hear before it decides."""
+    from chapters.ch03.parts import POLICY, advisers
+
+    heard = advisers(recipe)
 
     @click.command(name="check", cls=FriendlyCommand)
     @click.argument("call_text", metavar="'TOOL(ARGUMENT)'")
@@ -85,11 +82,10 @@ def make_check_command(
           check 'shell(git push origin main)'
           check 'read_file(secrets/token.txt)' --mode plan
         """
-        root = Workspace(workspace or working_directory())
-        tools = chapter_tools(root)  # for names, keys and side effects; nothing runs
-        policy = policy_from_options(root, tools, mode, allow, deny)
-        if protects is not None:
-            policy = policy.protecting(protects(root, Path.home()))
+        options = {"workspace": workspace, "mode": mode, "allow": allow, "deny": deny}
+        setup = recipe.setup(options)
+        tools = listed_tools(setup)  # for names, keys and side effects; nothing runs
+        policy = setup.get(POLICY)
         try:
             parsed = Rule.parse(call_text, "check", tools)
         except RuleError as error:
@@ -98,7 +94,10 @@ def make_check_command(
         assert tool is not None  # Rule.parse accepted only known tools
         arguments = {tool.key.name: parsed.spec} if tool.key and parsed.spec is not None else {}
         call = policy.call(tool, arguments, CHECK_CALL_ID)
-        advice = adviser.advise(policy, call, arguments, flags) if adviser else Advice(policy)
+        advice = Advice(policy)
+        for adviser in heard:
+            said = adviser.advise(advice.policy, call, arguments, flags)
+            advice = Advice(said.policy, [*advice.lines, *said.lines])
         verdict = advice.policy.decide(call)
         click.echo(f"{verdict.decision}: {call.shown}")
         click.echo(f"  because: {verdict.source}")
@@ -110,6 +109,6 @@ def make_check_command(
         for line in advice.lines:
             click.echo(f"  {line}")
 
-    if adviser is not None:
+    for adviser in heard:
         check_command.params.extend(adviser.options())
     return check_command

@@ -2,4 +2,4 @@
 
 from shared.entry import start
 
-start("chapters.ch04.cli")
+start("chapters.ch04.agent")

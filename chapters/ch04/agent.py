@@ -1,54 +1,21 @@
 """Chapter 4's agent: chapter 3's, with the user's hooks at four of the loop's seams.
 
-    features  UserPromptSubmit and Stop hooks (chapters/ch04/loop_hooks.py)
-    step 4    PreToolUse hooks before the gate, their say inside its policy;
-              PostToolUse hooks after the call ran (chapters/ch04/tool_hooks.py)
-
-Extends: chapters/ch03/agent.py
+hooks  UserPromptSubmit and Stop hooks as features (chapters/ch04/loop_hooks.py);
+       PreToolUse hooks before the gate, their say inside its policy; PostToolUse
+       hooks after the call ran (chapters/ch04/tool_hooks.py); the programs they
+       run protected like the settings files (chapters/ch04/parts.py)
 """
 
 from __future__ import annotations
 
-from chapters.ch02.prompt import SYSTEM_PROMPT
-from chapters.ch02.toolset import make_tools
-from chapters.ch02.workspace import Workspace
-from chapters.ch03.asking import Asker
-from chapters.ch03.audit import AuditLog
-from chapters.ch03.gate import PermissionGate
-from chapters.ch03.policy import Policy
-from chapters.ch04.hooks import Hooks
-from chapters.ch04.loop_hooks import PromptHooks, StopHooks
-from chapters.ch04.tool_hooks import PostToolUseHooks, PreToolUseHooks
-from shared.agent import DEFAULT_MAX_TURNS, AgentSpec
-from shared.calls import CallPipeline
-from shared.completion import ModelClient
-from shared.console import Console
-from shared.process import CommandRunner
+from chapters.ch03.agent import RECIPE as CHAPTER_3
+from chapters.ch04.demo import DEMO_PROMPT, demo_model, make_demo_workspace
+from chapters.ch04.parts import HooksPart
+from shared.recipe import Demo
 
-
-def build_agent(
-    *,
-    model: ModelClient,
-    console: Console,
-    asker: Asker,
-    workspace: Workspace,
-    policy: Policy,
-    audit: AuditLog,
-    hooks: Hooks,
-    max_turns: int = DEFAULT_MAX_TURNS,
-    runner: CommandRunner | None = None,
-) -> AgentSpec:
-    """`runner` lets a test run the agent without starting real commands."""
-    pre = PreToolUseHooks(hooks, workspace)
-    gate = PermissionGate(pre.joined(policy), asker, audit, console)
-    return AgentSpec(
-        model=model,
-        tools=make_tools(workspace, runner=runner, hidden=policy.hides),
-        calls=CallPipeline(
-            authorize=[pre, gate], finish=[gate, PostToolUseHooks(hooks, workspace)]
-        ),
-        console=console,
-        system_prompt=SYSTEM_PROMPT,
-        features=[PromptHooks(hooks, workspace), StopHooks(hooks, workspace)],
-        max_turns=max_turns,
-    )
+RECIPE = CHAPTER_3.extend(
+    chapter=4,
+    help="Chapter 4: your own programs (hooks) at the loop's seams, around chapter 3's policy.",
+    demo=Demo(DEMO_PROMPT, lambda setup: demo_model(), make_demo_workspace),
+    add=[HooksPart()],
+)

@@ -2,4 +2,4 @@
 
 from shared.entry import start
 
-start("chapters.ch05.cli")
+start("chapters.ch05.agent")

@@ -2,4 +2,4 @@
 
 from shared.entry import start
 
-start("chapters.ch06.cli")
+start("chapters.ch06.agent")

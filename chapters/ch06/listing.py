@@ -8,28 +8,32 @@ Nothing is started and no model is asked.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from chapters.ch02.options import workspace_option
-from chapters.ch02.workspace import Workspace
-from chapters.ch06.definitions import AgentDefinition, load_agents
-from shared.cli import FriendlyCommand, working_directory
-from shared.tools import ToolRegistry
+from chapters.ch06.definitions import AgentDefinition
+from shared.cli import FriendlyCommand
+from shared.recipe import listed_tools
+
+if TYPE_CHECKING:
+    from shared.recipe import Recipe
 
 
-def make_agents_command(parent_tools: Callable[[Workspace], ToolRegistry]) -> click.Command:
-    """`agents` for a chapter whose children take from `parent_tools(workspace)`."""
+def make_agents_command(recipe: Recipe) -> click.Command:
+    """`agents` for a chapter's recipe: the agents its task tool can start from here."""
 
     @click.command(name="agents", cls=FriendlyCommand)
     @workspace_option
     def agents_command(workspace: Path | None) -> None:
         """List the agents the task tool can start: name, source file, tools, max_turns."""
-        root = Workspace(workspace or working_directory())
-        tools = parent_tools(root).names
-        catalog = load_agents(root.root, Path.home(), tools)
+        from chapters.ch06.parts import AGENTS
+
+        setup = recipe.setup({"workspace": workspace})
+        tools = listed_tools(setup, child=True).names
+        catalog = setup.get(AGENTS)
         for definition in catalog.agents.values():
             click.echo(describe(definition, tools))
         for hidden in catalog.hidden:

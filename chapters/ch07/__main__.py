@@ -2,4 +2,4 @@
 
 from shared.entry import start
 
-start("chapters.ch07.cli")
+start("chapters.ch07.agent")

@@ -2,4 +2,4 @@
 
 from shared.entry import start
 
-start("chapters.ch08.cli")
+start("chapters.ch08.agent")

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-import chapters.ch01.cli as chapter_cli
+import chapters.ch01.loop as loop
+from chapters.ch01.agent import RECIPE
 from chapters.ch01.tests.cli_support import command_line, tutorial
 from shared import approval
 from tutorial.catalog import CHAPTERS
@@ -26,7 +27,7 @@ def _no_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-chapter = command_line(chapter_cli.command, chapter_cli.PROG_NAME)
+chapter = command_line(RECIPE.command(), "python -m chapters.ch01")
 
 
 def first_line(result: Result) -> str:
@@ -175,7 +176,7 @@ def test_ctrl_c_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
     def interrupted(*args: object, **kwargs: object) -> str:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(chapter_cli, "run_agent", interrupted)
+    monkeypatch.setattr(loop, "run_agent", interrupted)
     result = tutorial("run", "--chapter", "1", "--demo")
     assert result.exit_code == 130
     assert "interrupted" in result.stderr

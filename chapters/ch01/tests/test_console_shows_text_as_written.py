@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from chapters.ch01.agent import build_agent
+from chapters.testing import agent_of
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.harness import FakeRunner, ScriptedApprover, printed
 from shared.console import Console
@@ -26,7 +26,8 @@ def fancy_console() -> Console:
 def test_a_tool_name_that_looks_like_markup_gets_a_result_not_a_traceback() -> None:
     console = fancy_console()
     steps = [response(None, [tool_call("c1", LOOKS_LIKE_MARKUP, "{}")]), response("ok")]
-    agent = build_agent(
+    agent = agent_of(
+        1,
         model=ScriptedModel(steps),
         console=console,
         approver=ScriptedApprover([]),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from chapters.ch01.agent import build_agent
+from chapters.testing import agent_of
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.harness import FakeRunner, ScriptedApprover, plain_console, printed
 from shared.console import Console, Ticking, waited
@@ -97,7 +97,8 @@ def test_on_a_terminal_an_approved_command_shows_a_spinner_with_its_time() -> No
     timer = FakeTimer()
     console = fancy_console(timer)
     steps = [response(None, [tool_call("c1", "shell", '{"command": "make"}')]), response("ok")]
-    agent = build_agent(
+    agent = agent_of(
+        1,
         model=ScriptedModel(steps),
         console=console,
         approver=ScriptedApprover([True]),
@@ -116,7 +117,8 @@ def test_a_command_that_looks_like_rich_markup_is_shown_as_written(command: str)
     console = fancy_console(timer)
     arguments = json.dumps({"command": command})
     steps = [response(None, [tool_call("c1", "shell", arguments)]), response("ok")]
-    agent = build_agent(
+    agent = agent_of(
+        1,
         model=ScriptedModel(steps),
         console=console,
         approver=ScriptedApprover([True]),

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from chapters.ch01.agent import build_agent
+from chapters.testing import agent_of
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer, ScriptedReply, openai_error
 from chapters.ch01.tests.harness import BASH, FakeRunner, ScriptedApprover, plain_console, printed
@@ -57,7 +57,8 @@ def run_over_wire(
     base_url: str, runner: FakeRunner | None = None, approvals: int = 1, prompt: str = "hi"
 ) -> str:
     runner = runner if runner is not None else FakeRunner()
-    agent = build_agent(
+    agent = agent_of(
+        1,
         model=real_model(base_url),
         console=plain_console(),
         approver=ScriptedApprover([True] * approvals),
@@ -306,7 +307,8 @@ def test_every_request_bounds_the_reply_and_the_trace_shows_it() -> None:
     console = plain_console()
     console.tracing = True
     with ChatServer([(200, response("hi"))]) as server:
-        agent = build_agent(
+        agent = agent_of(
+            1,
             model=real_model(server.base_url, OPENAI_MAX_TOKENS="500"),
             console=console,
             approver=ScriptedApprover([]),
