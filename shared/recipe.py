@@ -88,6 +88,7 @@ class Demo:
     prompt: str
     model: Callable[[Setup], ModelClient]
     workspace: Callable[[], Path] | None = None
+    script: Callable[..., str] | None = None  # a demo of several runs: (run one, console)
 
 
 @dataclass(frozen=True)
@@ -263,13 +264,13 @@ def contributed(build: Build) -> Build:
     return build
 
 
-def _tools(build: Build) -> tuple[ToolRegistry, list[Later]]:
+def _tools(build: Build, filtered: bool = True) -> tuple[ToolRegistry, list[Later]]:
     """The tools `build` keeps after the filters, and those that wait for the finished agent."""
     from shared.tools import ToolRegistry
 
     tools = build.values(TOOLS)
     names = [tool.name for tool in tools]
-    for keep in build.values(TOOL_FILTERS):
+    for keep in build.values(TOOL_FILTERS) if filtered else ():
         names = list(keep(names))
     kept = [tool for tool in tools if tool.name in names]
     return (
@@ -325,16 +326,17 @@ def child_parts(build: Build, name: str) -> tuple[ToolRegistry, list[Any]]:
     return _tools(child)[0], child.values(FEATURES)
 
 
-def listed_tools(setup: Setup, *, child: bool = False) -> ToolRegistry:
+def listed_tools(setup: Setup, *, child: bool = False, filtered: bool = False) -> ToolRegistry:
     """The tools an agent (or a child) of this command has, for what only reads their
-    names, keys and side effects: the rules, `permissions check`, the prompt's tool list."""
+    names, keys and side effects: the rules, `permissions check`, the prompt's tool list.
+    `filtered`: only those the tool filters keep (what a run offers), not every one."""
     from shared.agent import MAIN_AGENT
 
     root = Build(setup, console=None, model=None, name=MAIN_AGENT, listing=True)
     build = root
     if child:
         build = Build(setup, console=None, model=None, name="child", parent=root, listing=True)
-    tools, later = _tools(contributed(build))
+    tools, later = _tools(contributed(build), filtered)
     for tool in later:
         tools.register(tool.stand_in())
     return tools

@@ -62,7 +62,7 @@ def listing(recipe: Recipe, explain: bool = False) -> str:
             "children",
             *(_slots(contributed(child), explain, indent="  ") or ["  (nothing)"]),
             *_options(recipe, explain),
-            *_banner(setup),
+            *_banner(setup, explain),
             *(_services(setup) if explain else []),
         ]
         text = "\n".join(line.rstrip() for line in lines) + "\n"
@@ -132,16 +132,18 @@ def _options(recipe: Recipe, explain: bool) -> list[str]:
     for part in recipe.parts:
         by = _by(part.name, recipe)
         if part.max_turns_help:
-            lines.append(_row("--max-turns", by + (f"  {part.max_turns_help}" if explain else "")))
+            bounds = part.max_turns_help if explain else "says what it bounds"
+            lines.append(_row("--max-turns", f"{by}  {bounds}"))
         for option in part.options:
             what = f"  {option.help}" if explain and option.help else ""
             lines.append(_row(_names(option), by + what))
     return lines
 
 
-def _banner(setup: Setup) -> list[str]:
+def _banner(setup: Setup, explain: bool) -> list[str]:
     entries = in_order(setup.banner, "the banner")
-    return ["banner", *(_entry(entry) for entry in entries)] if entries else []
+    heading = "banner" + (": each line's items, in order, joined with ' · '" if explain else "")
+    return [heading, *(_entry(entry) for entry in entries)] if entries else []
 
 
 def _services(setup: Setup) -> list[str]:

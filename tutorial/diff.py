@@ -150,12 +150,12 @@ def chapter_stat(chapter: Chapter) -> str:
         how = f"extends {source.base.relative_to(REPOSITORY).as_posix()}" if source.base else "new"
         change = f"+{added}" + (f" -{removed}" if source.base else "")
         rows.append(f"{source.name:<{width}}  {change:>9}  {how}")
+    rows.append(recipe_stat(chapter))  # before the total, which counts the files' lines
     new = sum(source.base is None for source in sources)
     rows.append(
         f"{len(sources)} files ({new} new, {len(sources) - new} extending), "
         f"+{total_added} -{total_removed} lines; {len(tests)} test files"
     )
-    rows.append(recipe_stat(chapter))
     return "\n".join(row for row in rows if row)
 
 

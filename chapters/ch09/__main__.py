@@ -2,4 +2,4 @@
 
 from shared.entry import start
 
-start("chapters.ch09.cli")
+start("chapters.ch09.agent")

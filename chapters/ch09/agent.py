@@ -1,159 +1,38 @@
 """Chapter 9's agent: chapter 8's, in a session that can be resumed, with notes that outlive it.
 
-    model     given, streaming or not, as in chapter 7
-    console   given: the streaming console, with the plan and the context gauge
-    calls     chapter 8's pipeline; memory_write is a write like any other, so the
-              permission gate judges it, the human sees the memory as it will be
-              written, and the audit log records it (chapters/ch09/memory_tools.py)
-    tools     chapter 8's, plus memory_read (a read: nobody is asked) and
-              memory_write, over the project's and the user's memory folders
-    features  chapter 8's, with the session log in the transcript's place: every
-              message on disk as it enters the history, a first line saying what the
-              session is, and the history again whenever something replaced it
-              (chapters/ch09/session_log.py). The log is listed last, so a history
-              shortened before a request is written before the request goes out.
-              A resumed session is checked before its first request: one longer
-              than the window is compacted first, or not sent (chapters/ch09/resume.py)
-    children  as in chapter 8, and never in the session log: a child's history is
-              its own and short-lived. Children have chapter 5's tools, no memory tools
-    budget    chapter 6's, as in chapter 8
-    prompt    chapter 8's, plus when to save a memory, plus the memory index: names
-              and descriptions only, read once per run (chapters/ch09/prompt.py)
+    sessions  the session log in the transcript's place, last of the features; a
+              resumed session compacted first if it is longer than the window;
+              --resume, `sessions`
+    memory    memory_read (a read: nobody is asked) and memory_write (a write like any
+              other: the gate judges it, the audit records it); the index after the
+              system prompt, read once per run
+    context   chapter 8's, at its real sizes in the demo too
 
-Extends: chapters/ch08/agent.py
+`--demo` is three runs in one new folder (chapters/ch09/demo.py): a preference
+saved as a memory, a new session that uses it, and that session resumed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from chapters.ch08.agent import RECIPE as CHAPTER_8
+from chapters.ch08.parts import Context
+from chapters.ch09.demo import DEMO_PROMPT, demo_model, make_demo_workspace, run_demo
+from chapters.ch09.parts import Memory, Sessions
+from shared.recipe import Demo
 
-from chapters.ch02.workspace import Workspace
-from chapters.ch03.asking import Asker
-from chapters.ch03.audit import AuditLog
-from chapters.ch03.gate import PermissionGate
-from chapters.ch03.policy import Policy
-from chapters.ch04.hooks import Hooks
-from chapters.ch04.loop_hooks import PromptHooks, StopHooks
-from chapters.ch04.tool_hooks import PostToolUseHooks, PreToolUseHooks
-from chapters.ch05.agent import chapter_tools as plan_tools
-from chapters.ch05.reminder import PlanReminder
-from chapters.ch05.todo import TodoPlan
-from chapters.ch05.view import plan_view
-from chapters.ch06.budget import MAX_REQUESTS
-from chapters.ch06.definitions import AgentCatalog, AgentDefinition
-from chapters.ch06.task import Delegation
-from chapters.ch07.parallel import DEFAULT_MAX_PARALLEL, ParallelCallPipeline
-from chapters.ch07.side_by_side import SharedBudget, make_task_tool
-from chapters.ch08.agent import chapter_tools as chapter8_tools
-from chapters.ch08.compaction import DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW, Compactor
-from chapters.ch08.offload import DEFAULT_OFFLOAD_OVER, TOOL_OUTPUT_LIMIT, Offloader
-from chapters.ch08.old_results import DEFAULT_KEEP_RESULTS, OldResults
-from chapters.ch08.view import context_gauge
-from chapters.ch09.memory import MemoryIndex, MemoryStore
-from chapters.ch09.memory_tools import make_memory_tools
-from chapters.ch09.prompt import with_memory_index
-from chapters.ch09.resume import CompactFirst
-from chapters.ch09.session_log import SessionLog
-from shared.agent import DEFAULT_MAX_TURNS, MAIN_AGENT, AgentSpec, Feature
-from shared.completion import ModelClient
-from shared.console import Console
-from shared.process import CommandRunner
-from shared.tools import ToolRegistry
-
-
-def build_agent(
-    *,
-    model: ModelClient,
-    console: Console,
-    asker: Asker,
-    workspace: Workspace,
-    policy: Policy,
-    audit: AuditLog,
-    hooks: Hooks,
-    plan: TodoPlan,
-    agents: AgentCatalog,
-    log: SessionLog,
-    home: Path,
-    max_turns: int = DEFAULT_MAX_TURNS,
-    max_requests: int = MAX_REQUESTS,
-    max_parallel: int = DEFAULT_MAX_PARALLEL,
-    offload_over: int = DEFAULT_OFFLOAD_OVER,
-    keep_results: int = DEFAULT_KEEP_RESULTS,
-    context_window: int = DEFAULT_CONTEXT_WINDOW,
-    compact_at: float = DEFAULT_COMPACT_AT,
-    runner: CommandRunner | None = None,
-) -> AgentSpec:
-    """`log` is the session's: a new one (`SessionLog.new`), or a resumed one
-    (`resume_session(...).log`, whose history the run is then given). `home` holds the
-    user's memory folder; `runner` lets a test run the agent without starting real commands."""
-    pre = PreToolUseHooks(hooks, workspace)
-    gate = PermissionGate(pre.joined(policy), asker, audit, console)
-    budget = SharedBudget(max_requests)
-    offloader = Offloader(workspace.root, console, over=offload_over)
-    old = OldResults(offloader, log, keep=keep_results)
-    compactor = Compactor(log, window=context_window, compact_at=compact_at)
-    resumed = [CompactFirst(context_window, compactor.compact)] if log.continuing else []
-    store = MemoryStore(workspace.root, home)
-    index = MemoryIndex(store)
-    system_prompt = with_memory_index(index.text())  # once: the same bytes in every request
-    for warning in index.warnings:
-        console.notice(f"harness: {warning}")
-    console.keep_in_view(lambda: plan_view(plan))
-    console.keep_in_view(lambda: context_gauge(compactor.meter, compactor.window, compact_at))
-
-    def fresh_tools() -> ToolRegistry:  # each child: its own read ledger, its own plan
-        return plan_tools(
-            workspace,
-            TodoPlan(),
-            runner=runner,
-            hidden=policy.hides,
-            output_limit=TOOL_OUTPUT_LIMIT,
-        )
-
-    def child_features(definition: AgentDefinition) -> Sequence[Feature]:
-        return [budget, StopHooks(hooks, workspace, more=_named(definition.name))]  # no log
-
-    tools = plan_tools(
-        workspace, plan, runner=runner, hidden=policy.hides, output_limit=TOOL_OUTPUT_LIMIT
-    )
-    for tool in make_memory_tools(store):
-        tools.register(tool)
-    agent = AgentSpec(
-        model=model,
-        tools=tools,
-        calls=ParallelCallPipeline(
-            authorize=[pre, gate],
-            finish=[gate, PostToolUseHooks(hooks, workspace), offloader],  # what the model reads
-            max_parallel=max_parallel,
-        ),
-        console=console,
-        system_prompt=system_prompt,
-        features=[
-            budget,
-            PromptHooks(hooks, workspace),
-            StopHooks(hooks, workspace, more=lambda: {"agent": MAIN_AGENT, "plan": plan.as_json()}),
-            *resumed,
-            PlanReminder(plan),
-            old,
-            compactor,
-            log,
-        ],
-        max_turns=max_turns,
-    )
-    tools.register(make_task_tool(agents, Delegation(agent, fresh_tools, child_features)))
-    return agent
-
-
-def chapter_tools(workspace: Workspace, agents: AgentCatalog | None = None) -> ToolRegistry:
-    """Chapter 8's tools and the memory tools, for what only reads their names, keys and side
-    effects (the rules, `permissions check`): `memory_write(tabs)` is a rule now."""
-    tools = chapter8_tools(workspace, agents)
-    for tool in make_memory_tools(MemoryStore(workspace.root, Path.home())):
-        tools.register(tool)
-    return tools
-
-
-def _named(name: str) -> Callable[[], dict[str, str]]:
-    """The Stop event's extra field: which agent is stopping."""
-    return lambda: {"agent": name}
+RECIPE = CHAPTER_8.extend(
+    chapter=9,
+    help=(
+        "Chapter 9: every run is a session you can resume, and memories saved in one "
+        "session are there in the next."
+    ),
+    demo=Demo(
+        DEMO_PROMPT,
+        lambda setup: demo_model(stream=not setup.option("no_stream")),
+        make_demo_workspace,
+        script=run_demo,
+    ),
+    remove=["transcript"],
+    replace={"context": Context()},
+    add=[Sessions(), Memory()],
+)

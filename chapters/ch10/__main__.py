@@ -2,4 +2,4 @@
 
 from shared.entry import start
 
-start("chapters.ch10.cli")
+start("chapters.ch10.agent")

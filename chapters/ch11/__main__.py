@@ -2,4 +2,4 @@
 
 from shared.entry import start
 
-start("chapters.ch11.cli")
+start("chapters.ch11.agent")
