@@ -153,10 +153,11 @@ class Recipe:
         return params
 
     def option_default(self, name: str) -> Any:
-        for param in self.params():
-            if param.name == name:
-                return param.get_default(click.Context(click.Command("x")), call=True)
-        raise RecipeError(f"{self.title}'s recipe has no option {name!r}")
+        """What the command gives `name` when the option is not on the command line."""
+        context = self.command().make_context("recipe", [], resilient_parsing=True)
+        if name not in context.params:
+            raise RecipeError(f"{self.title}'s recipe has no option {name!r}")
+        return context.params[name]
 
     def command(self) -> click.Command:
         """The chapter's command: `python -m chapters.chNN` and `tutorial run --chapter N`."""
