@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -154,10 +155,14 @@ class Recipe:
 
     def option_default(self, name: str) -> Any:
         """What the command gives `name` when the option is not on the command line."""
-        context = self.command().make_context("recipe", [], resilient_parsing=True)
-        if name not in context.params:
+        if name not in self._defaults:
             raise RecipeError(f"{self.title}'s recipe has no option {name!r}")
-        return context.params[name]
+        return self._defaults[name]
+
+    @cached_property
+    def _defaults(self) -> dict[str, Any]:
+        """Every option's default, as the command gives it (made once: a recipe is frozen)."""
+        return dict(self.command().make_context("recipe", [], resilient_parsing=True).params)
 
     def command(self) -> click.Command:
         """The chapter's command: `python -m chapters.chNN` and `tutorial run --chapter N`."""
@@ -299,7 +304,9 @@ def build_agent(
     for layer in build.values(MODEL_LAYERS):
         model = layer(model)
     pipeline_of = build.only(PIPELINE, CallPipeline)
-    calls = pipeline_of(authorize=build.values(AUTHORIZE), finish=build.values(FINISH))
+    calls = pipeline_of(
+        authorize=tuple(build.values(AUTHORIZE)), finish=tuple(build.values(FINISH))
+    )
     for layer in build.values(CALL_LAYERS):
         calls = layer(calls)
     prompt = build.only(PROMPT, "")
@@ -310,7 +317,7 @@ def build_agent(
         calls=calls,
         console=console,
         system_prompt=prompt if isinstance(prompt, str) else prompt(names),
-        features=build.values(FEATURES),
+        features=tuple(build.values(FEATURES)),
         max_turns=setup.option("max_turns"),
         check_reply=build.only(REPLY_CHECK, stop_on_unfinished_reply),
     )

@@ -185,6 +185,8 @@ class ToolChoice(Part):
         setup.provide(CHOSEN, lambda: parse_tool_names(text, listed_tools(setup).names))
 
         def chosen_agents(agents: Any) -> Any:
+            if not raw:  # nothing named: --tools is refused, and shows every tool
+                return agents
             children = listed_tools(setup, child=True).names
             return choose_agents(agents, [n for n in children if n in raw]).agents
 
@@ -213,10 +215,11 @@ class ToolChoice(Part):
     def contribute(self, build: Build) -> None:
         if build.setup.option("tool_names") is None:
             return
-        chosen = build.setup.get(CHOSEN)
+        setup = build.setup  # CHOSEN is asked for when the filter runs, not now: making
+        # it lists the tools, which makes this build's parts contribute again
         build.add(
             TOOL_FILTERS,
-            lambda names: [n for n in names if n in chosen],
+            lambda names: [n for n in names if n in setup.get(CHOSEN)],
             children=True,
             label="--tools",
         )

@@ -25,7 +25,7 @@ def test_the_recipe_builds_the_spec_the_text_builds_by_hand(tmp_path: Path) -> N
     by_hand = AgentSpec(
         model=model,
         tools=ToolRegistry([make_shell_tool(tmp_path, runner=runner, shell=BASH)]),
-        calls=CallPipeline(authorize=[AskHuman(approver, console)]),
+        calls=CallPipeline(authorize=(AskHuman(approver, console),)),
         console=console,
         system_prompt=SYSTEM_PROMPT,
         max_turns=7,
