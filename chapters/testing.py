@@ -1,10 +1,11 @@
 """The one test harness: any chapter's agent, built from its recipe, with test-given parts.
 
 A test names what it gives by the words the chapters use (`approver`, `workspace`,
-`policy`, `plan`, `max_turns`, ...) and `agent_of` hands each to the recipe as the
-service, per-run service or option it is; everything not given is made by the
-recipe's own parts, as the command line makes it. So a promise test of chapter
-K runs against every later chapter's recipe unchanged:
+`policy`, `plan`, `max_turns`, ...): the name of a `Key` a parts module declares, in
+lower case, or an option's; `agent_of` hands each to the recipe as the service or the
+option it is, and everything not given is made by the recipe's own parts, as the
+command line makes it. So a promise test of chapter K runs against every later
+chapter's recipe unchanged, and a new chapter's keys need no entry here:
 
     agent = agent_of(chapter, model=model, console=console, workspace=Workspace(tmp_path),
                      asker=ScriptedAsker([...]), max_turns=5)
@@ -16,15 +17,12 @@ TypeError, so a typo does not pass silently.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import cache
 from importlib import import_module
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from shared.agent import AgentSpec
 from shared.completion import ModelClient
@@ -33,37 +31,9 @@ from shared.parts import Setup
 from shared.recipe import Recipe, build_agent
 from shared.slots import Key
 
-# What a test may give, by name: (module, key) of a command's service...
-SERVICES: dict[str, tuple[str, str]] = {
-    "cwd": ("shared.recipe", "FOLDER"),
-    "home": ("shared.recipe", "HOME"),
-    "approver": ("chapters.ch01.parts", "APPROVER"),
-    "runner": ("chapters.ch01.parts", "RUNNER"),
-    "shell": ("chapters.ch01.parts", "SHELL"),
-    "output_limit": ("chapters.ch01.parts", "OUTPUT_LIMIT"),
-    "workspace": ("chapters.ch02.parts", "WORKSPACE"),
-    "search_hidden": ("chapters.ch02.parts", "SEARCH_HIDDEN"),
-    "policy": ("chapters.ch03.parts", "POLICY"),
-    "asker": ("chapters.ch03.parts", "ASKER"),
-    "audit": ("chapters.ch03.parts", "AUDIT"),
-    "hooks": ("chapters.ch04.parts", "HOOKS"),
-    "agents": ("chapters.ch06.parts", "AGENTS"),
-    "run_id": ("chapters.ch08.parts", "RUN_ID"),
-    "memory": ("chapters.ch09.parts", "MEMORY"),
-    "skills": ("chapters.ch10.parts", "SKILLS"),
-    "today": ("chapters.ch10.parts", "TODAY"),
-    "environment": ("chapters.ch10.parts", "ENVIRONMENT"),
-    "clock": ("chapters.ch11.parts", "CLOCK"),
-    "draw": ("chapters.ch11.parts", "DRAW"),
-    "fallbacks": ("chapters.ch11.parts", "FALLBACKS"),
-}
-# ...and of a run's own (made fresh for each run: a plan, a session log).
-PER_RUN: dict[str, tuple[str, str]] = {
-    "plan": ("chapters.ch05.parts", "PLAN"),
-    "budget": ("chapters.ch06.parts", "BUDGET"),
-    "transcript": ("chapters.ch08.parts", "TRANSCRIPT"),
-    "log": ("chapters.ch08.parts", "TRANSCRIPT"),  # from chapter 9 on, the session log
-}
+# Every `Key` a chapter's parts module (or the spine) declares may be given by its name
+# in lower case (`WORKSPACE` as `workspace=`), as these other names too.
+ALIASES = {"cwd": "folder", "log": "transcript"}
 
 
 def recipe_of(chapter: int) -> Recipe:
@@ -71,46 +41,60 @@ def recipe_of(chapter: int) -> Recipe:
     return recipe
 
 
-def _key(where: tuple[str, str]) -> Key[Any]:
-    key: Key[Any] = getattr(import_module(where[0]), where[1])
-    return key
+def _chapters() -> list[int]:
+    found = []
+    for chapter in range(1, 100):
+        if find_spec(f"chapters.ch{chapter:02d}") is None:
+            break
+        found.append(chapter)
+    return found
+
+
+@cache
+def known_keys() -> dict[str, Key[Any]]:
+    """Every key a test may give, by name: the spine's and every chapter's parts'."""
+    modules = ["shared.recipe"] + [
+        f"chapters.ch{n:02d}.parts"
+        for n in _chapters()
+        if find_spec(f"chapters.ch{n:02d}.parts") is not None
+    ]
+    keys: dict[str, Key[Any]] = {}
+    for module in modules:
+        for name, value in vars(import_module(module)).items():
+            if isinstance(value, Key):
+                keys.setdefault(name.lower(), value)
+    keys.update({alias: keys[name] for alias, name in ALIASES.items() if name in keys})
+    return keys
 
 
 @cache
 def _options_of_any_chapter() -> frozenset[str]:
     """The options of every chapter's recipe: one a later chapter has is not a typo."""
-    names: set[str] = set()
-    for chapter in range(1, 100):
-        if find_spec(f"chapters.ch{chapter:02d}") is None:
-            break
-        names |= {p.name for p in recipe_of(chapter).params() if p.name}
-    return frozenset(names)
+    return frozenset(p.name for n in _chapters() for p in recipe_of(n).params() if p.name)
 
 
 def _sorted_out(
     recipe: Recipe, given: Mapping[str, Any]
-) -> tuple[dict[str, Any], dict[Key[Any], Any], dict[Key[Any], Any]]:
-    """`given` as (options of this recipe, services, per-run services)."""
+) -> tuple[dict[str, Any], dict[Key[Any], Any]]:
+    """`given` as (options of this recipe, services)."""
+    keys = known_keys()
     options = {p.name for p in recipe.params() if p.name}
-    unknown = set(given) - set(SERVICES) - set(PER_RUN) - _options_of_any_chapter()
+    unknown = set(given) - set(keys) - _options_of_any_chapter()
     if unknown:
         raise TypeError(
-            f"chapters/testing.py knows no {sorted(unknown)}: not a service in SERVICES, "
-            f"a per-run one in PER_RUN, or an option of any chapter"
+            f"chapters/testing.py knows no {sorted(unknown)}: not the name of a Key in a "
+            f"chapter's parts.py (in lower case) nor an option of any chapter"
         )
     chosen: dict[str, Any] = {}
     services: dict[Key[Any], Any] = {}
-    per_run: dict[Key[Any], Any] = {}
     for name, value in given.items():
         if name == "workspace" and isinstance(value, Path):
             chosen[name] = value  # --workspace, not the Workspace itself
-        elif name in SERVICES:
-            services[_key(SERVICES[name])] = value
-        elif name in PER_RUN:
-            per_run[_key(PER_RUN[name])] = value
+        elif name in keys:
+            services[keys[name]] = value
         elif name in options:
             chosen[name] = value
-    return chosen, services, per_run
+    return chosen, services
 
 
 def setup_of(
@@ -120,11 +104,9 @@ def setup_of(
     **given: Any,
 ) -> Setup:
     """Chapter `chapter`'s command set up with `options` (the rest: defaults) and `given`
-    (services and options by name; `services` by key, for what has no name here)."""
+    (services and options by name; `services` by key)."""
     recipe = recipe_of(chapter)
-    chosen, by_name, per_run = _sorted_out(recipe, given)
-    if per_run:
-        raise TypeError("setup_of makes no run: give per-run services to agent_of")
+    chosen, by_name = _sorted_out(recipe, given)
     return recipe.setup({**dict(options or {}), **chosen}, {**by_name, **dict(services or {})})
 
 
@@ -135,35 +117,9 @@ def agent_of(
     console: Console,
     options: Mapping[str, Any] | None = None,
     services: Mapping[Key[Any], Any] | None = None,
-    per_run: Mapping[Key[Any], Any] | None = None,
     **given: Any,
 ) -> AgentSpec:
-    """Chapter `chapter`'s main agent for one run, as its command would build it.
-    `services` and `per_run` give, by key, what has no name in the tables above."""
-    recipe = recipe_of(chapter)
-    chosen, by_name, run_own = _sorted_out(recipe, given)
-    setup = recipe.setup({**dict(options or {}), **chosen}, {**by_name, **dict(services or {})})
-    return build_agent(setup, model, console, {**run_own, **dict(per_run or {})})
-
-
-def with_demo_folder(chapter: int, folder: Path) -> Recipe:
-    """Chapter `chapter`'s recipe whose --demo works in `folder` (filled by the test)."""
-    recipe = recipe_of(chapter)
-    return dataclasses.replace(
-        recipe, demo=dataclasses.replace(recipe.demo, workspace=lambda: folder)
-    )
-
-
-def keep_demo_folder(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A --demo's folder is left for the test to look inside, not removed at the end."""
-    import chapters.ch02.options as options
-
-    monkeypatch.setattr(options, "remove_demo_folder", lambda folder: None)
-
-
-def demo_main(
-    chapter: int, folder: Path, monkeypatch: pytest.MonkeyPatch
-) -> Callable[[list[str]], int]:
-    """`python -m chapters.chNN` whose --demo runs in `folder` and leaves it there."""
-    keep_demo_folder(monkeypatch)
-    return with_demo_folder(chapter, folder).main
+    """Chapter `chapter`'s main agent for one run, as its command would build it. What a
+    test gives wins over what the parts would make, for the run and for every child."""
+    setup = setup_of(chapter, options, services, **given)
+    return build_agent(setup, model, console)

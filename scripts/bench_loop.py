@@ -5,7 +5,7 @@
 What it measures: the time `run_agent` spends between two model requests (parse the
 reply, append it, the call pipeline's prepare/authorize/execute/finish for the tool
 call, the seams, check the message contract, build the next request), with no model
-and no tool work: chapter 1's agent as its composition module builds it, but the
+and no tool work: chapter 1's agent as its recipe builds it, but the
 model replays prepared response dicts without copying them, the approver always says
 yes, the shell runner returns "ok" at once and the console writes plain text to a
 StringIO.
@@ -32,13 +32,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chapters.ch01.agent import build_agent
+from chapters.ch01.agent import RECIPE
 from chapters.ch01.loop import run_agent
+from chapters.ch01.parts import APPROVER, RUNNER, SHELL
 from chapters.ch01.tests.harness import ScriptedApprover
 from shared.console import Console
 from shared.messages import Message
 from shared.process import CommandOutcome, Shell
+from shared.recipe import FOLDER, build_agent
 from shared.scripted import response, tool_call
+from shared.slots import Key
 
 GOAL_RATIO = 1.5
 WINDOW = 20  # turns averaged at each end
@@ -75,14 +78,16 @@ def one_run(turns: int) -> tuple[list[float], int, float]:
     """One full run; returns the per-turn gaps, the final history length, the wall time."""
     calls = [tool_call(f"call_{i}", "shell", '{"command": "echo hi"}') for i in range(1, turns)]
     model = TimedModel([*(response(None, [call]) for call in calls), response(FINAL_TEXT)])
+    services: dict[Key[Any], Any] = {
+        APPROVER: ScriptedApprover.always(True, times=turns),
+        FOLDER: Path.cwd(),
+        RUNNER: ok_runner,
+        SHELL: Shell("bash", ("bash", "-c")),
+    }
     agent = build_agent(
-        model=model,
-        console=Console(out=io.StringIO(), err=io.StringIO(), fancy=False),
-        approver=ScriptedApprover.always(True, times=turns),
-        cwd=Path.cwd(),
-        max_turns=turns,
-        runner=ok_runner,
-        shell=Shell("bash", ("bash", "-c")),
+        RECIPE.setup({"max_turns": turns}, services),
+        model,
+        Console(out=io.StringIO(), err=io.StringIO(), fancy=False),
     )
     history: list[Message] = []
     started = time.perf_counter()

@@ -4,7 +4,7 @@
 
 What it measures: one scripted task that takes 10 file reads ("which of these
 10 modules define a function named load?"), run twice by chapter 6's agent as
-its composition module builds it (real tools, real policy, real budget; only
+its recipe builds it (real tools, real policy, real budget; only
 the model is scripted, with `AgentScripts` from chapters/ch06/demo.py):
 
     one agent         the parent reads the 10 files itself, then answers
@@ -36,19 +36,24 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chapters.ch01.loop import run_agent
+from chapters.ch02.parts import WORKSPACE
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import ScriptedAsker
 from chapters.ch03.audit import AuditLog
+from chapters.ch03.parts import ASKER, AUDIT, POLICY
 from chapters.ch03.policy import Policy
 from chapters.ch04.hooks import Hooks
-from chapters.ch05.todo import TodoPlan
+from chapters.ch04.parts import HOOKS
 from chapters.ch06 import demo
-from chapters.ch06.agent import build_agent
+from chapters.ch06.agent import RECIPE
 from chapters.ch06.definitions import AgentCatalog, built_in_agents
 from chapters.ch06.demo import AgentScripts
+from chapters.ch06.parts import AGENTS
 from chapters.ch06.prompt import EXPLORE_PROMPT, SYSTEM_PROMPT
 from shared.console import Console
+from shared.recipe import HOME, build_agent
 from shared.scripted import Step, response, tool_call
+from shared.slots import Key
 
 MODULES = 10
 PROMPT = "Which of the modules in lib/ define a function named load?"
@@ -99,22 +104,26 @@ class Size:
 
 
 def measure(model: AgentScripts, prompt: str, files: dict[str, str]) -> Size:
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, tempfile.TemporaryDirectory() as home:
         root = Path(folder)
         for name, text in files.items():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_text(text, encoding="utf-8")
         workspace = Workspace(root)
+        # the default policy, no hooks, the built-in agents: nothing read from disk
+        services: dict[Key[Any], Any] = {
+            WORKSPACE: workspace,
+            HOME: Path(home),
+            ASKER: ScriptedAsker([]),
+            POLICY: Policy(workspace),
+            AUDIT: AuditLog(root / "audit.jsonl"),
+            HOOKS: Hooks(),
+            AGENTS: AgentCatalog({a.name: a for a in built_in_agents()}),
+        }
         agent = build_agent(
-            model=model,
-            console=Console(out=io.StringIO(), err=io.StringIO(), fancy=False),
-            asker=ScriptedAsker([]),
-            workspace=workspace,
-            policy=Policy(workspace),
-            audit=AuditLog(root / "audit.jsonl"),
-            hooks=Hooks(),
-            plan=TodoPlan(),
-            agents=AgentCatalog({a.name: a for a in built_in_agents()}),
+            RECIPE.setup({}, services),
+            model,
+            Console(out=io.StringIO(), err=io.StringIO(), fancy=False),
         )
         run_agent(prompt, agent)
     parent = [r for r in model.requests if r["messages"][0]["content"] == SYSTEM_PROMPT][-1]

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from shared.recipe_listing import listing, recipe_chapters, recipe_of  # noqa: E402
+from tutorial.recipe_listing import listing, recipe_chapters, recipe_of  # noqa: E402
 
 
 def listing_path(chapter: int) -> Path:

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
@@ -32,7 +32,6 @@ if TYPE_CHECKING:  # pydantic-backed modules stay unloaded for --help
     from shared.config import Settings
     from shared.console import Console
 
-F = TypeVar("F", bound=Callable[..., Any])
 MISSING_PROMPT = (
     '--prompt is missing: add --prompt "...", or --demo to replay the chapter\'s exchange'
 )

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from shared.recipe import Recipe
 
 T = TypeVar("T")
+D = TypeVar("D")  # what `find` gives when nothing provides the service
 Make = Callable[[], Any]
 
 
@@ -43,6 +44,9 @@ class Part:
     summary: ClassVar[str] = ""  # one line for `tutorial recipe`
     options: Sequence[click.Parameter] = ()
     max_turns_help: ClassVar[str | None] = None  # what --max-turns bounds, if this part changes it
+    # Whether the part starts child agents (each made by every part's `contribute` again,
+    # `Build.child`): then `tutorial recipe` also lists what a child gets.
+    starts_children: ClassVar[bool] = False
 
     from_chapter: int | None = None  # set by a part made for a later chapter's recipe
 
@@ -150,7 +154,7 @@ class Setup:
         self._made[key] = value
         return cast(T, value)
 
-    def find(self, key: Key[T], default: T) -> T:
+    def find(self, key: Key[T], default: D) -> T | D:
         """`key`'s service, or `default` when no part of the recipe provides it."""
         return self.get(key) if self.has(key) else default
 
@@ -231,6 +235,10 @@ class Build:
         the child, since `contribute` runs again for it: a fresh plan, a fresh ledger)."""
         if self.child and not children:
             return
+        if isinstance(value, Lazy) and label is None:
+            raise RecipeError(
+                f"{self.setup.recipe.where(self.part)} adds a value made later: label it"
+            )
         entry = Entry(
             value,
             self.part,
@@ -243,19 +251,29 @@ class Build:
         self.entries.setdefault(slot, []).append(entry)
 
     def later(self, make: Callable[[], T]) -> Lazy[T]:
-        """A value made when the slots are read, once every part has contributed (and
-        provided what it reads): put the same one in several slots."""
+        """A value made when a run reads the slots, once every part has contributed (and
+        provided what it reads); a listing names it (its label) and never makes it. Put
+        the same one in several slots, or `provide` it."""
         return Lazy(make)
 
-    def provide(self, key: Key[T], value: T) -> None:
-        """A per-run service: this agent's (a child makes its own)."""
+    @property
+    def run_console(self) -> Console:
+        """The console of the run being built; a listing has none, so only what is made
+        `later` may ask for it."""
+        if self.console is None:
+            raise RecipeError(f"{self.setup.recipe.where(self.part)} needs a run's console")
+        return self.console
+
+    def provide(self, key: Key[T], value: T | Lazy[T]) -> None:
+        """A per-run service: this agent's (a child makes its own). A `later` value is
+        made when first asked for."""
         self._services[key] = value
 
     def shared(self, key: Key[T], make: Callable[[], T]) -> T:
         """A per-run service shared by the agent and all its children (made once)."""
         root = self.root
         if key not in root._services:
-            root._services[key] = make()
+            root._services[key] = self.setup.get(key) if self.setup.has(key) else make()
         return cast(T, root._services[key])
 
     def get(self, key: Key[T]) -> T:
@@ -263,15 +281,16 @@ class Build:
         build: Build | None = self
         while build is not None:
             if key in build._services:
-                return cast(T, build._services[key])
+                return cast(T, made(build._services[key]))
             build = build.parent
         return self.setup.get(key)
 
-    def find(self, key: Key[T], default: T) -> T:
+    def find(self, key: Key[T], default: D) -> T | D:
+        """This agent's service, else its parent's, else the command's, else `default`."""
         build: Build | None = self
         while build is not None:
             if key in build._services:
-                return cast(T, build._services[key])
+                return cast(T, made(build._services[key]))
             build = build.parent
         return self.setup.find(key, default)
 

@@ -4,7 +4,7 @@ From a recipe this module builds everything the chapter used to write by hand:
 the command (the common options, then each part's), the agent of one run
 (`build_agent`), a child's tools and features (`Build.child_parts`), the tool
 list that only reads names (`listed_tools`), and the resolved composition a
-reader reads (`python -m tutorial recipe`, shared/recipe_listing.py).
+reader reads (`python -m tutorial recipe`, tutorial/recipe_listing.py).
 
 The spine's slots and services are defined here; a chapter that needs a new
 one defines it in its own module, and names no later chapter.
@@ -70,11 +70,11 @@ SPINE = (
 
 # --- the spine's services: what every command needs from some part -------------------------
 
-FOLDER = Key[Path]("the folder the agent works in")
-HOME = Key[Path]("the home folder")
-RUN = Key[Callable[[str, "Runner"], str]]("how a task is run")
-CONSOLE = Key[Callable[[bool], "Console"]]("the console (given --trace)")
-CONNECT = Key[Callable[["Settings"], "ModelClient"]]("the model client for an endpoint")
+FOLDER: Key[Path] = Key("the folder the agent works in")
+HOME: Key[Path] = Key("the home folder")
+RUN: Key[Callable[[str, Runner], str]] = Key("how a task is run")
+CONSOLE: Key[Callable[[bool], Console]] = Key("the console (given --trace)")
+CONNECT: Key[Callable[[Settings], ModelClient]] = Key("the model client for an endpoint")
 
 
 def home_folder(setup: Setup) -> Path:

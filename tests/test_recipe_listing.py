@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from shared.recipe_listing import listing, recipe_chapters, recipe_of
+from tutorial.recipe_listing import listing, recipe_chapters, recipe_of
 from tutorial.catalog import find_chapter
 from tutorial.cli import cli
 from tutorial.diff import chapter_diff, chapter_stat

@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from chapters.ch01.agent import build_agent as ch01_agent
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer, openai_error
 from chapters.ch01.tests.harness import (
@@ -29,12 +28,12 @@ from chapters.ch01.tests.harness import (
     result_of,
 )
 from chapters.ch02.workspace import Workspace
-from chapters.ch03.agent import build_agent as ch03_agent
 from chapters.ch03.asking import ScriptedAsker
 from chapters.ch03.audit import AuditLog
 from chapters.ch03.policy import Policy
 from chapters.ch03.settings import load_policy
 from chapters.ch03.tests.support import read_audit
+from chapters.testing import agent_of, recipe_of
 from shared.agent import AgentSpec, Feature, KeepGoing, Run
 from shared.calls import CallPipeline, PendingCall
 from shared.completion import ModelReply
@@ -138,7 +137,8 @@ class Recorder(Feature):
 
 def spec(steps: Sequence[Any], *features: Feature, max_turns: int = 10) -> AgentSpec:
     """Chapter 1's agent with a scripted model, a yes-saying human and a fake shell."""
-    agent = ch01_agent(
+    agent = agent_of(
+        1,
         model=ScriptedModel(steps),
         console=plain_console(),
         approver=ScriptedApprover.always(True),
@@ -252,18 +252,14 @@ def test_a_history_a_feature_rewrote_is_what_the_next_request_sends() -> None:
 @pytest.fixture
 def gated(tmp_path: Path) -> AgentSpec:
     """Chapter 3's agent in tmp_path with `shell(rm:*)` denied and no human to ask."""
-    workspace = Workspace(tmp_path)
-    from chapters.ch02.toolset import make_tools
-
-    policy = load_policy(
-        workspace, tmp_path / "home", known_tools=make_tools(workspace), deny=["shell(rm:*)"]
-    )
-    return ch03_agent(
+    return agent_of(
+        3,
         model=ScriptedModel([]),
         console=plain_console(),
         asker=ScriptedAsker([]),
-        workspace=workspace,
-        policy=policy,
+        workspace=Workspace(tmp_path),
+        home=tmp_path / "home",
+        deny=("shell(rm:*)",),
         audit=AuditLog(tmp_path / "audit.jsonl"),
         runner=FakeRunner(),
     )
@@ -302,7 +298,8 @@ def test_a_child_is_denied_what_the_parent_is_denied(gated: AgentSpec, tmp_path:
 
 
 def test_a_child_without_a_terminal_is_denied_side_effects(tmp_path: Path) -> None:
-    parent = ch01_agent(
+    parent = agent_of(
+        1,
         model=ScriptedModel([]),
         console=plain_console(),
         approver=ScriptedApprover.always(False),  # the human (or no terminal) says no
@@ -316,21 +313,78 @@ def test_a_child_without_a_terminal_is_denied_side_effects(tmp_path: Path) -> No
 
 
 def test_no_chapter_builds_its_run_through_another_chapters_command_line() -> None:
+    """A chapter's command is its own recipe's: `python -m chapters.chNN` starts
+    chapters.chNN.agent, and no chapter reaches into another's command (`__main__`, or a
+    `cli` module); what it keeps of an earlier chapter it keeps through that recipe."""
     for path in python_files("chapters"):
-        if "/tests/" in path.as_posix():
+        if "tests" in path.relative_to(CHAPTERS_ROOT).parts or path.parent == CHAPTERS_ROOT:
             continue
-        chapter = path.relative_to(CHAPTERS_ROOT).parts[0]
+        own = path.relative_to(CHAPTERS_ROOT).parts[0]
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module:
-                match = re.fullmatch(r"chapters\.(ch\d\d)\.cli", node.module)
-                assert match is None or match[1] == chapter, f"{path} imports {node.module}"
+                match = re.fullmatch(r"chapters\.(ch\d\d)\.(?:cli|__main__)", node.module)
+                assert match is None or match[1] == own, f"{path} imports {node.module}"
+    for chapter in (c for c in CHAPTERS if c.ready):
+        tree = ast.parse((chapter.folder / "__main__.py").read_text(encoding="utf-8"))
+        started = [
+            node.args[0].value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and ast.unparse(node.func) == "start"
+            and isinstance(node.args[0], ast.Constant)
+        ]
+        assert started == [f"chapters.{chapter.folder.name}.agent"], chapter.number
+
+
+def _calls(path: Path) -> set[str]:
+    """The names of what `path`'s code calls (`f(...)`: "f"; `x.f(...)`: "f")."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
+    }
 
 
 def test_each_ready_chapter_has_one_composition_module() -> None:
+    """A chapter's composition is its `RECIPE` in agent.py, and only there: chapter 1's a
+    `Recipe` of its own, each later one the previous chapter's, extended. Neither agent.py
+    nor parts.py restates a composition: no `AgentSpec(...)`, no `build_agent(...)` (the
+    recipe's agent is built in shared/recipe.py)."""
     for chapter in (c for c in CHAPTERS if c.ready):
-        source = (chapter.folder / "agent.py").read_text(encoding="utf-8")
-        assert "def build_agent(" in source, chapter.number
-        assert "AgentSpec(" in source, chapter.number
+        number, agent_py = chapter.number, chapter.folder / "agent.py"
+        tree = ast.parse(agent_py.read_text(encoding="utf-8"))
+        [made] = [
+            node.value
+            for node in tree.body
+            if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["RECIPE"]
+        ]
+        recipe = recipe_of(number)
+        assert recipe.chapter == number
+        if number == 1:
+            assert isinstance(made, ast.Call) and ast.unparse(made.func) == "Recipe"
+            assert recipe.base is None
+        else:
+            previous = {
+                alias.asname or alias.name
+                for node in tree.body
+                if isinstance(node, ast.ImportFrom)
+                and node.module == f"chapters.ch{number - 1:02d}.agent"
+                for alias in node.names
+                if alias.name == "RECIPE"
+            }
+            assert isinstance(made, ast.Call) and isinstance(made.func, ast.Attribute)
+            assert made.func.attr == "extend" and ast.unparse(made.func.value) in previous
+            assert recipe.base is recipe_of(number - 1), number
+        for path in (agent_py, chapter.folder / "parts.py"):
+            assert not _calls(path) & {"AgentSpec", "build_agent"}, path
+    others = [
+        path
+        for path in python_files("chapters")
+        if "tests" not in path.parts and path.name != "agent.py"
+    ]
+    for path in others:
+        assert "RECIPE =" not in path.read_text(encoding="utf-8"), path
 
 
 # --- 3. a call pipeline in named stages ----------------------------------------------------
@@ -375,7 +429,8 @@ def test_each_call_goes_prepare_authorize_execute_finish_and_gets_one_result_in_
         response("done"),
     ]
     agent = replace(
-        ch01_agent(
+        agent_of(
+            1,
             model=ScriptedModel(steps),
             console=plain_console(),
             approver=ScriptedApprover([]),
@@ -415,7 +470,8 @@ def test_an_authorizer_that_breaks_denies_the_call_and_the_run_goes_on() -> None
     runner = FakeRunner()
     steps = [response(None, [call("c1", "shell", command="ls")]), response("done")]
     agent = replace(
-        ch01_agent(
+        agent_of(
+            1,
             model=ScriptedModel(steps),
             console=plain_console(),
             approver=ScriptedApprover.always(True),
@@ -674,9 +730,15 @@ def later_chapters(path: Path, own: int) -> list[int]:
     return sorted(number for number in found if number > own)
 
 
+# The one test harness: like tests/, it serves every chapter, so it names them all.
+HARNESS = CHAPTERS_ROOT / "testing.py"
+
+
 def test_no_code_in_shared_or_in_a_chapter_names_a_later_chapter() -> None:
     offenders = []
     for path in python_files("shared", "chapters"):
+        if path == HARNESS:
+            continue
         relative = path.relative_to(REPOSITORY)
         chapter = re.fullmatch(r"ch(\d\d)", relative.parts[1]) if len(relative.parts) > 2 else None
         own = int(chapter[1]) if chapter else 0
@@ -709,7 +771,7 @@ def _imports(tree: ast.Module, modules: Mapping[str, ast.Module]) -> dict[str, t
         if isinstance(node, ast.ImportFrom) and node.module == "shared":
             for alias in node.names:
                 found[alias.asname or alias.name] = (f"shared.{alias.name}", "")
-        elif isinstance(node, ast.ImportFrom) and node.module in modules:
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module in modules:
             for alias in node.names:
                 found[alias.asname or alias.name] = (node.module, alias.name)
         elif isinstance(node, ast.Import):
@@ -827,9 +889,11 @@ def test_the_check_for_unused_shared_names_would_catch_one(tmp_path: Path) -> No
 def test_a_file_is_diffed_only_against_the_file_it_declares_it_extends() -> None:
     text = chapter_diff(find_chapter(4))
     assert "--- chapters/ch03/agent.py\n+++ chapters/ch04/agent.py\n" in text
-    assert "--- chapters/ch03/cli.py\n+++ chapters/ch04/cli.py\n" in text
+    assert "--- recipe of chapter 3\n+++ recipe of chapter 4\n" in text  # what they add up to
     assert "--- /dev/null\n+++ chapters/ch04/settings.py\n" in text  # not chapter 3's settings
     assert "--- chapters/ch03/settings.py" not in text
+    assert "--- /dev/null\n+++ chapters/ch04/parts.py\n" in text  # nor chapter 3's parts
+    assert "--- chapters/ch03/parts.py" not in text
 
 
 def test_every_declared_base_is_a_file_of_an_earlier_chapter() -> None:
@@ -862,10 +926,13 @@ def test_stat_has_one_line_per_file_then_a_total() -> None:
 
 
 def test_the_stat_counts_are_what_the_diff_shows() -> None:
+    """The total counts the files' lines: the diff up to the recipe's, which ends it."""
     chapter = find_chapter(5)
     diff = chapter_diff(chapter)
+    code, recipe, _ = diff.partition("\n--- recipe of chapter")
+    assert recipe, "the diff ends with the recipe's"
     added = sum(
-        1 for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")
+        1 for line in code.splitlines() if line.startswith("+") and not line.startswith("+++")
     )
     assert f"+{added} -" in chapter_stat(chapter).splitlines()[-1]
 

@@ -203,7 +203,7 @@ def diff(chapter: int, stat: bool) -> None:
 @click.option("--explain", is_flag=True, help="Also what each slot is for and who provides what.")
 def recipe(chapter: int, explain: bool) -> None:
     """Show what a chapter's agent is made of: its parts, tools, options; nothing runs."""
-    from shared.recipe_listing import listing, recipe_of
+    from tutorial.recipe_listing import listing, recipe_of
 
     found = recipe_of(find_chapter(chapter).number)
     if found is None:

@@ -12,7 +12,7 @@ an unrelated one that happens to share its name. Tests are listed, not shown:
 they are how the chapter proves its promises, not what it teaches.
 
 After the files comes what they add up to: the chapter's recipe listing
-(shared/recipe_listing.py) against the one of the recipe it extends, since a
+(tutorial/recipe_listing.py) against the one of the recipe it extends, since a
 part added in one file and ordered before another's shows only there.
 """
 
@@ -127,7 +127,7 @@ def recipe_stat(chapter: Chapter) -> str:
 
 def _listings(chapter: Chapter) -> tuple[int | None, tuple[str, str]] | None:
     """The chapter its recipe extends (None: none) and both listings ("" for none)."""
-    from shared.recipe_listing import listing, recipe_of
+    from tutorial.recipe_listing import listing, recipe_of
 
     recipe = recipe_of(chapter.number)
     if recipe is None:

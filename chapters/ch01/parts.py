@@ -17,10 +17,10 @@ from shared.slots import Key
 if TYPE_CHECKING:
     from shared.approval import Approver
 
-RUNNER = Key[CommandRunner]("the shell tool's command runner")  # a test's fake one
-SHELL = Key[Shell]("the shell the shell tool runs commands in")
-OUTPUT_LIMIT = Key[int]("how much of each output stream the shell tool keeps")
-APPROVER = Key["Approver"]("who approves a call with a side effect")
+RUNNER: Key[CommandRunner] = Key("the shell tool's command runner")  # a test's fake one
+SHELL: Key[Shell] = Key("the shell the shell tool runs commands in")
+OUTPUT_LIMIT: Key[int] = Key("how much of each output stream the shell tool keeps")
+APPROVER: Key[Approver] = Key("who approves a call with a side effect")
 
 
 class Folder(Part):
@@ -63,10 +63,13 @@ class AskHumanPart(Part):
         from chapters.ch01.approve import AskHuman
         from shared.approval import TerminalApprover
 
-        if build.console is None:  # a listing: nothing is asked
-            return
-        approver = build.find(APPROVER, None) or TerminalApprover(build.console)
-        build.add(AUTHORIZE, AskHuman(approver, build.console))
+        given = build.find(APPROVER, None)
+
+        def ask_human() -> AskHuman:  # made for a run: a listing has no one to ask
+            console = build.run_console
+            return AskHuman(given or TerminalApprover(console), console)
+
+        build.add(AUTHORIZE, build.later(ask_human), label="AskHuman")
 
 
 class FixedPrompt(Part):

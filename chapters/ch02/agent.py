@@ -4,6 +4,8 @@ workspace   replaces chapter 1's folder: --workspace, else the current folder
 file-tools  read_file, write_file, edit_file, glob, grep, before chapter 1's shell,
             all bound to one `Workspace` (chapters/ch02/parts.py)
 prompt      chapter 1's rules plus how to use the file tools (chapters/ch02/prompt.py)
+
+Extends: chapters/ch01/agent.py
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ from shared.parts import Build, Part, Setup
 from shared.recipe import FOLDER, TOOLS
 from shared.slots import Key, RecipeError
 
-WORKSPACE = Key[Workspace]("the workspace")
-SEARCH_HIDDEN = Key[Callable[[str], bool]]("what glob and grep skip")
+WORKSPACE: Key[Workspace] = Key("the workspace")
+SEARCH_HIDDEN: Key[Callable[[str], bool]] = Key("what glob and grep skip")
 
 
 class WorkspacePart(Part):

@@ -5,6 +5,8 @@ policy  --mode, --allow, --deny over the settings files; glob and grep skip what
 gate    replaces chapter 1's ask-human: the policy decides, every decision is
         audited, only "ask" reaches the human (chapters/ch03/gate.py); the
         outcome of each call that ran is audited too
+
+Extends: chapters/ch02/agent.py
 """
 
 from __future__ import annotations

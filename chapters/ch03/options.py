@@ -6,17 +6,13 @@ later chapter that has a policy.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
 from chapters.ch02.options import workspace_option
-from chapters.ch02.workspace import Workspace
-from chapters.ch03.policy import Mode, Policy
-from chapters.ch03.settings import NOT_READ_HERE, load_policy
-from shared.tools import ToolRegistry
+from chapters.ch03.policy import Mode
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,26 +40,3 @@ def policy_options(function: F) -> F:
     for option in reversed([workspace_option, *POLICY_FLAGS]):
         function = option(function)
     return function
-
-
-def policy_from_options(
-    root: Workspace,
-    tools: ToolRegistry,
-    mode: str | None,
-    allow: Sequence[str],
-    deny: Sequence[str],
-    other_keys: Collection[str] = NOT_READ_HERE,
-) -> Policy:
-    """Both settings files, then the flags; rules may name any of `tools` (exit 2 if malformed).
-
-    `other_keys`: the settings files' other top-level keys that this run reads elsewhere.
-    """
-    return load_policy(
-        root,
-        Path.home(),
-        known_tools=tools,
-        mode=Mode(mode) if mode else None,
-        allow=allow,
-        deny=deny,
-        other_keys=other_keys,
-    )

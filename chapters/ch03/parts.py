@@ -10,6 +10,7 @@ gate    step 4 and after it: the policy decides, only "ask" reaches the human,
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -18,7 +19,7 @@ from chapters.ch02.parts import SEARCH_HIDDEN, WORKSPACE
 from chapters.ch03.options import POLICY_FLAGS
 from shared.cli import params_of
 from shared.parts import Build, Part, Setup
-from shared.recipe import AUTHORIZE, FINISH, listed_tools
+from shared.recipe import AUTHORIZE, FINISH, home_folder, listed_tools
 from shared.slots import Key
 
 if TYPE_CHECKING:
@@ -28,10 +29,10 @@ if TYPE_CHECKING:
     from chapters.ch03.policy import Policy
     from shared.recipe import Recipe
 
-POLICY = Key["Policy"]("the permission policy")
-GATE_POLICY = Key["Policy"]("the policy the gate decides with (this run's)")
-ASKER = Key["Asker"]("who answers the gate's questions")
-AUDIT = Key["AuditLog"]("the audit log")
+POLICY: Key[Policy] = Key("the permission policy")
+GATE_POLICY: Key[Policy] = Key("the policy the gate decides with (this run's)")
+ASKER: Key[Asker] = Key("who answers the gate's questions")
+AUDIT: Key[AuditLog] = Key("the audit log")
 
 
 class PolicyPart(Part):
@@ -42,13 +43,19 @@ class PolicyPart(Part):
     options = params_of(*POLICY_FLAGS)
 
     def setup(self, setup: Setup) -> None:
-        from chapters.ch03.options import policy_from_options
+        from chapters.ch03.policy import Mode
+        from chapters.ch03.settings import load_policy
 
-        def made() -> Policy:
-            workspace = setup.get(WORKSPACE)
-            tools = listed_tools(setup)  # names, keys and side effects: nothing runs
-            mode, allow, deny = (setup.option(n) for n in ("mode", "allow", "deny"))
-            return policy_from_options(workspace, tools, mode, allow, deny)
+        def made() -> Policy:  # both settings files (exit 2 if malformed), then the flags
+            mode = setup.option("mode")
+            return load_policy(
+                setup.get(WORKSPACE),
+                home_folder(setup),
+                known_tools=listed_tools(setup),  # names, keys and side effects: nothing runs
+                mode=Mode(mode) if mode else None,
+                allow=setup.option("allow"),
+                deny=setup.option("deny"),
+            )
 
         setup.provide(POLICY, made)
         setup.provide(SEARCH_HIDDEN, lambda: setup.get(POLICY).hides)
@@ -69,7 +76,9 @@ class Gate(Part):
     def setup(self, setup: Setup) -> None:
         from chapters.ch03.audit import AUDIT_FILE, AuditLog
 
-        root = lambda: setup.get(WORKSPACE).root  # noqa: E731
+        def root() -> Path:
+            return setup.get(WORKSPACE).root
+
         setup.provide(AUDIT, lambda: AuditLog(root() / AUDIT_FILE, inside=root()))
         setup.add_banner("policy", lambda: f"audit: {AUDIT_FILE.as_posix()}", after=["policy"])
 
@@ -77,17 +86,16 @@ class Gate(Part):
         from chapters.ch03.asking import TerminalAsker
         from chapters.ch03.gate import PermissionGate
 
-        console = build.console
-        if console is None:  # a listing: nobody decides
-            return
-        gate = build.later(
-            lambda: PermissionGate(
+        def made() -> PermissionGate:  # for a run: a listing has no one to ask
+            console = build.run_console
+            return PermissionGate(
                 build.find(GATE_POLICY, build.get(POLICY)),
                 build.find(ASKER, None) or TerminalAsker(console),
                 build.get(AUDIT),
                 console,
             )
-        )
+
+        gate = build.later(made)
         build.add(AUTHORIZE, gate, label="PermissionGate")
         build.add(FINISH, gate, label="PermissionGate")
 

@@ -4,6 +4,8 @@ hooks  UserPromptSubmit and Stop hooks as features (chapters/ch04/loop_hooks.py)
        PreToolUse hooks before the gate, their say inside its policy; PostToolUse
        hooks after the call ran (chapters/ch04/tool_hooks.py); the programs they
        run protected like the settings files (chapters/ch04/parts.py)
+
+Extends: chapters/ch03/agent.py
 """
 
 from __future__ import annotations

@@ -22,10 +22,11 @@ from shared.recipe import AUTHORIZE, FEATURES, FINISH, home_folder
 from shared.slots import Key, Slot
 
 if TYPE_CHECKING:
+    from chapters.ch02.workspace import Workspace
     from chapters.ch04.check_hooks import PreToolUseAdviser
     from chapters.ch04.hooks import Hooks
 
-HOOKS = Key["Hooks"]("the hooks")
+HOOKS: Key[Hooks] = Key("the hooks")
 STOP_FIELDS = Slot[Callable[[], Mapping[str, Any]]](
     "stop fields", "more fields of the Stop event, each from the part that knows them"
 )
@@ -47,7 +48,9 @@ class HooksPart(Part):
         from chapters.ch04.hooks import Hooks
         from chapters.ch04.settings import hook_programs, load_hooks
 
-        workspace = lambda: setup.get(WORKSPACE)  # noqa: E731
+        def workspace() -> Workspace:
+            return setup.get(WORKSPACE)
+
         setup.provide(HOOKS, lambda: Hooks(load_hooks(workspace(), home_folder(setup))))
         setup.decorate(
             POLICY, lambda p: p.protecting(hook_programs(workspace(), home_folder(setup)))
@@ -58,16 +61,33 @@ class HooksPart(Part):
         from chapters.ch04.loop_hooks import PromptHooks, StopHooks
         from chapters.ch04.tool_hooks import PostToolUseHooks, PreToolUseHooks
 
-        if build.listing:
-            return
-        hooks, workspace = build.get(HOOKS), build.get(WORKSPACE)
-        pre = PreToolUseHooks(hooks, workspace)
-        build.provide(GATE_POLICY, pre.joined(build.get(POLICY)))
-        build.add(AUTHORIZE, pre, before=["gate"])
-        build.add(FINISH, PostToolUseHooks(hooks, workspace), after=["gate"])
-        build.add(FEATURES, PromptHooks(hooks, workspace))
-        fields = lambda: {k: v for more in build.values(STOP_FIELDS) for k, v in more().items()}  # noqa: E731
-        build.add(FEATURES, StopHooks(hooks, workspace, more=fields), children=True)
+        # Made for a run: a listing lists them without reading the hooks, and the
+        # policy (which lists the tools) is not asked for while the tools are listed.
+        def hooks() -> Hooks:
+            return build.get(HOOKS)
+
+        def fields() -> dict[str, Any]:
+            return {k: v for more in build.values(STOP_FIELDS) for k, v in more().items()}
+
+        workspace = build.get(WORKSPACE)
+        pre = build.later(lambda: PreToolUseHooks(hooks(), workspace))
+        build.provide(GATE_POLICY, build.later(lambda: pre().joined(build.get(POLICY))))
+        build.add(AUTHORIZE, pre, before=["gate"], label="PreToolUseHooks")
+        build.add(
+            FINISH,
+            build.later(lambda: PostToolUseHooks(hooks(), workspace)),
+            after=["gate"],
+            label="PostToolUseHooks",
+        )
+        build.add(
+            FEATURES, build.later(lambda: PromptHooks(hooks(), workspace)), label="PromptHooks"
+        )
+        build.add(
+            FEATURES,
+            build.later(lambda: StopHooks(hooks(), workspace, more=fields)),
+            children=True,
+            label="StopHooks",
+        )
 
 
 def counts(hooks: Hooks) -> str:

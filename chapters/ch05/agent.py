@@ -5,6 +5,8 @@ plan    todo_write on one `TodoPlan`, after chapter 2's tools; the plan's remind
         carrying the plan; the plan under the spinner (chapters/ch05/parts.py)
 prompt  chapter 2's, plus when to keep a plan (chapters/ch05/prompt.py)
 demo    paced in a terminal, so that the plan can be watched
+
+Extends: chapters/ch04/agent.py
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from shared.slots import Key
 if TYPE_CHECKING:
     from chapters.ch05.todo import TodoPlan
 
-PLAN = Key["TodoPlan"]("this agent's plan")
+PLAN: Key[TodoPlan] = Key("this agent's plan")
 
 
 class PlanPart(Part):

@@ -9,6 +9,8 @@ children  made from this recipe (`contribute` again, for the child): the same mo
           child: chapter 2's tools with a ledger of their own, todo_write on a
           fresh plan, never task; the budget and the Stop hooks
 prompt    chapter 5's, plus when to hand a side task to a sub-agent (chapters/ch06/prompt.py)
+
+Extends: chapters/ch05/agent.py
 """
 
 from __future__ import annotations

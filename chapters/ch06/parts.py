@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from shared.recipe import Recipe
     from shared.tools import ToolRegistry
 
-AGENTS = Key["AgentCatalog"]("the agents the task tool can start")
+AGENTS: Key[AgentCatalog] = Key("the agents the task tool can start")
 
 
 class AgentsPart(Part):
@@ -91,7 +91,7 @@ class BudgetPart(Part):
         return RequestBudget(max_requests)
 
 
-BUDGET = Key["Feature"]("the family's request budget")
+BUDGET: Key[Feature] = Key("the family's request budget")
 
 
 class TaskPart(Part):
@@ -99,6 +99,7 @@ class TaskPart(Part):
 
     name = "task"
     summary = "task: run a sub-agent in a fresh context; only its answer returns"
+    starts_children = True
     max_turns_help = MAX_TURNS_HELP
 
     def contribute(self, build: Build) -> None:

@@ -7,6 +7,8 @@ parallel   the parallel pipeline with every part's authorizers and finishers:
 budget     chapter 6's, counted under a lock (children side by side ask at once)
 task       chapter 6's, safe when its agent has only safe tools
 prompt     chapter 6's, plus: independent calls go in one reply (chapters/ch07/prompt.py)
+
+Extends: chapters/ch06/agent.py
 """
 
 from __future__ import annotations

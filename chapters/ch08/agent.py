@@ -11,6 +11,8 @@
 
 Children get none of these (chapters/ch08/parts.py). The budget counts the loop's
 requests; a compaction's summary request is the harness's, not the agent's.
+
+Extends: chapters/ch07/agent.py
 """
 
 from __future__ import annotations

@@ -36,10 +36,10 @@ if TYPE_CHECKING:
     from chapters.ch08.transcript import Transcript
 
 MIN_WINDOW = 1_000  # tokens: below this not even the system prompt and the tools fit
-RUN_ID = Key[str]("the run's id")
-OFFLOADER = Key["Offloader"]("where big results are saved")
-TRANSCRIPT = Key["Transcript"]("the run's record of its messages")
-COMPACTOR = Key["Compactor"]("the run's compactor")
+RUN_ID: Key[str] = Key("the run's id")
+OFFLOADER: Key[Offloader] = Key("where big results are saved")
+TRANSCRIPT: Key[Transcript] = Key("the run's record of its messages")
+COMPACTOR: Key[Compactor] = Key("the run's compactor")
 
 
 class Offload(Part):
@@ -66,13 +66,17 @@ class Offload(Part):
     def contribute(self, build: Build) -> None:
         from chapters.ch08.offload import Offloader
 
-        if build.console is None or build.child:
+        if build.child:
             return
-        offloader = Offloader(
-            build.get(WORKSPACE).root, build.console, over=build.setup.option("offload_over")
+        offloader = build.later(
+            lambda: Offloader(
+                build.get(WORKSPACE).root,
+                build.run_console,
+                over=build.setup.option("offload_over"),
+            )
         )
         build.provide(OFFLOADER, offloader)
-        build.add(FINISH, offloader, phase=Phase.LAST)  # what the model reads
+        build.add(FINISH, offloader, phase=Phase.LAST, label="Offloader")  # what the model reads
 
 
 class Context(Part):
@@ -139,20 +143,22 @@ class Context(Part):
         from chapters.ch08.old_results import OldResults
         from chapters.ch08.view import context_gauge
 
-        if build.console is None or build.child:
+        if build.child:
             return
         keep, window = self.sizes(build.setup)
         at = build.setup.option("compact_at")
-        transcript = build.get(TRANSCRIPT)
-        compactor = Compactor(transcript, window=window, compact_at=at)
-        build.provide(COMPACTOR, compactor)
-        build.add(
-            FEATURES, OldResults(build.get(OFFLOADER), transcript, keep=keep), phase=Phase.LAST
+        compactor = build.later(
+            lambda: Compactor(build.get(TRANSCRIPT), window=window, compact_at=at)
         )
-        build.add(FEATURES, compactor, phase=Phase.LAST)
+        old_results = build.later(
+            lambda: OldResults(build.get(OFFLOADER), build.get(TRANSCRIPT), keep=keep)
+        )
+        build.provide(COMPACTOR, compactor)
+        build.add(FEATURES, old_results, phase=Phase.LAST, label="OldResults")
+        build.add(FEATURES, compactor, phase=Phase.LAST, label="Compactor")
         build.add(
             VIEWS,
-            lambda: context_gauge(compactor.meter, compactor.window, at),
+            lambda: context_gauge(compactor().meter, compactor().window, at),
             label="context_gauge",
         )
 
@@ -168,16 +174,20 @@ class TranscriptPart(Part):
 
         if not setup.has(RUN_ID):
             setup.provide(RUN_ID, new_run_id)
-        shown = lambda: (TRANSCRIPTS_FOLDER / f"{setup.get(RUN_ID)}.jsonl").as_posix()  # noqa: E731
+
+        def shown() -> str:
+            return (TRANSCRIPTS_FOLDER / f"{setup.get(RUN_ID)}.jsonl").as_posix()
+
         setup.add_banner("context", lambda: f"transcript: {shown()}", after=["context"])
 
     def contribute(self, build: Build) -> None:
         from chapters.ch08.transcript import Transcript
 
-        if build.console is None or build.child:
+        if build.child:
             return
-        transcript = build.find(TRANSCRIPT, None) or Transcript(
-            build.get(WORKSPACE).root, build.setup.get(RUN_ID)
+        given = build.find(TRANSCRIPT, None)
+        transcript = given or build.later(
+            lambda: Transcript(build.get(WORKSPACE).root, build.setup.get(RUN_ID))
         )
         build.provide(TRANSCRIPT, transcript)
-        build.add(FEATURES, transcript, before=["plan"])
+        build.add(FEATURES, transcript, before=["plan"], label="Transcript")

@@ -10,6 +10,8 @@
 
 `--demo` is three runs in one new folder (chapters/ch09/demo.py): a preference
 saved as a memory, a new session that uses it, and that session resumed.
+
+Extends: chapters/ch08/agent.py
 """
 
 from __future__ import annotations

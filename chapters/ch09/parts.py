@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 MOST_RECENT = ""  # what --resume without an ID gives
 RESUME_NEEDS_PROMPT = '--resume goes on with a new --prompt: add --prompt "what to do next"'
-MEMORY = Key["MemoryStore"]("the memory folders")
+MEMORY: Key[MemoryStore] = Key("the memory folders")
 
 
 class Sessions(Part):
@@ -76,13 +76,18 @@ class Sessions(Part):
     def contribute(self, build: Build) -> None:
         from chapters.ch09.resume import CompactFirst
 
-        if build.console is None or build.child:
+        if build.child:
             return
-        log = build.get(TRANSCRIPT)
+        log = build.find(TRANSCRIPT, None)  # a run's session log (`in_sessions`); a listing's none
         if getattr(log, "continuing", False):
-            compactor = build.get(COMPACTOR)
-            build.add(FEATURES, CompactFirst(compactor.window, compactor.compact), before=["plan"])
-        build.add(FEATURES, log, phase=Phase.LAST, after=["context"])
+
+            def compact_first() -> CompactFirst:
+                compactor = build.get(COMPACTOR)
+                return CompactFirst(compactor.window, compactor.compact)
+
+            build.add(FEATURES, build.later(compact_first), before=["plan"], label="CompactFirst")
+        session_log = build.later(lambda: build.get(TRANSCRIPT))
+        build.add(FEATURES, session_log, phase=Phase.LAST, after=["context"], label="SessionLog")
 
     def commands(self) -> Mapping[str, Callable[[Recipe], click.Command]]:
         from chapters.ch09.listing import sessions_command
@@ -90,7 +95,7 @@ class Sessions(Part):
         return {"sessions": lambda recipe: sessions_command}
 
 
-RESUMING = Key[bool]("the session --resume names")
+RESUMING: Key[bool] = Key("the session --resume names")
 
 
 def in_sessions(setup: Setup, task: str, runner: Runner) -> str:
@@ -138,10 +143,12 @@ class Memory(Part):
         from chapters.ch09.memory import MemoryIndex, MemoryStore
 
         setup.provide(MEMORY, lambda: MemoryStore(setup.get(WORKSPACE).root, home_folder(setup)))
-        source = lambda: MemoryIndex(setup.get(MEMORY)).source  # noqa: E731
-        setup.add_banner(
-            "memory", lambda: f"memory: {source()} · its index goes into the system prompt"
-        )
+
+        def line() -> str:
+            source = MemoryIndex(setup.get(MEMORY)).source
+            return f"memory: {source} · its index goes into the system prompt"
+
+        setup.add_banner("memory", line)
 
     def contribute(self, build: Build) -> None:
         from chapters.ch09.memory import MemoryIndex
@@ -150,9 +157,14 @@ class Memory(Part):
 
         for tool in make_memory_tools(build.get(MEMORY)):
             build.add(TOOLS, tool)
-        if build.console is None or build.child or not self.index_in_prompt:
+        if build.child or not self.index_in_prompt:
             return
-        index = MemoryIndex(build.get(MEMORY))
-        build.add(PROMPT, with_memory_index(index.text()), label="chapters/ch09/prompt.py")
-        for warning in index.warnings:
-            build.console.notice(f"harness: {warning}")
+
+        def prompt() -> str:  # read once per run, when the agent is made
+            index = MemoryIndex(build.get(MEMORY))
+            text = with_memory_index(index.text())  # reading the files finds what is wrong
+            for warning in index.warnings:
+                build.run_console.notice(f"harness: {warning}")
+            return text
+
+        build.add(PROMPT, build.later(prompt), label="chapters/ch09/prompt.py")

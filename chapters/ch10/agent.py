@@ -9,6 +9,8 @@
 
 Children: as in chapter 9, no memory tools and no load_skill, since a child's prompt is
 its definition's, with no skills index.
+
+Extends: chapters/ch09/agent.py
 """
 
 from __future__ import annotations

@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from chapters.ch10.skills import SkillCatalog
     from shared.recipe import Recipe
 
-SKILLS = Key["SkillCatalog"]("the skills")
-TODAY = Key[date]("today")
-ENVIRONMENT = Key["Environment"]("what the prompt says of this machine, folder and day")
+SKILLS: Key[SkillCatalog] = Key("the skills")
+TODAY: Key[date] = Key("today")
+ENVIRONMENT: Key[Environment] = Key("what the prompt says of this machine, folder and day")
 
 
 class Skills(Part):
@@ -49,7 +49,9 @@ class Skills(Part):
     def setup(self, setup: Setup) -> None:
         from chapters.ch10.skills import load_skills, skill_folders
 
-        root = lambda: setup.get(WORKSPACE).root  # noqa: E731
+        def root() -> Path:
+            return setup.get(WORKSPACE).root
+
         setup.provide(SKILLS, lambda: load_skills(root(), home_folder(setup)))
         setup.decorate(POLICY, lambda p: p.protecting(skill_folders(root(), home_folder(setup))))
 
@@ -70,17 +72,17 @@ class AssembledPrompt(Part):
     def setup(self, setup: Setup) -> None:
         from chapters.ch10.environment import read_environment
 
-        today = setup.find(TODAY, None) or date.today()
+        today = setup.get(TODAY) if setup.has(TODAY) else date.today()
         setup.provide(ENVIRONMENT, lambda: read_environment(setup.get(WORKSPACE).root, today))
 
     def contribute(self, build: Build) -> None:
         from chapters.ch10.show_prompt import summary
 
-        console = build.console
-        if console is None or build.child:
+        if build.child:
             return
 
         def prompt(names: Collection[str]) -> str:  # once, before the first request
+            console = build.run_console
             made = assembled(build.setup, names)
             console.info(summary(made))
             for warning in made.warnings:

@@ -10,6 +10,8 @@
 
 Children recover as the parent does: they keep its wrapped model, its reply check and
 its guarded pipeline, and write to the same RecoveryLog. A child does not compact.
+
+Extends: chapters/ch10/agent.py
 """
 
 from __future__ import annotations

@@ -44,10 +44,10 @@ if TYPE_CHECKING:
     from shared.completion import ModelClient
 
 FALLBACK_PREFIX = "OPENAI_FALLBACK_"  # OPENAI_FALLBACK_MODEL, _BASE_URL, _API_KEY
-CLOCK = Key["Clock"]("where retries wait")
-DRAW = Key[Any]("the random number each backoff's jitter is made from")
-FALLBACKS = Key[list["ModelClient"]]("the fallback model, once its settings are read")
-CHOSEN = Key[Any]("the tools --tools names")
+CLOCK: Key[Clock] = Key("where retries wait")
+DRAW: Key[Any] = Key("the random number each backoff's jitter is made from")
+FALLBACKS: Key[list[ModelClient]] = Key("the fallback model, once its settings are read")
+CHOSEN: Key[Any] = Key("the tools --tools names")
 
 
 def make_clock(demo: bool) -> Clock:
@@ -128,14 +128,14 @@ class Recovery(Part):
         from chapters.ch11.retry import RetryPolicy
         from chapters.ch11.summary import RecoveryLog, ReportAtEnd
 
-        if build.console is None or build.child:
+        if build.child:
             return
         setup = build.setup
         recovery, current = RecoveryLog(), CurrentRun()
         reply_check = ContinueAfterLength(setup.option("max_continuations"), log=recovery)
-        compactor = build.get(COMPACTOR)
 
         def compact_now(run: Run) -> bool:  # the provider said too long: chapter 8 compacts
+            compactor = build.get(COMPACTOR)
             tools = compactor.meter.tools(run.agent.tools.snapshot().schemas())
             return compactor.compact(run, compactor.meter.size(run.history, tools))
 
@@ -182,7 +182,7 @@ class ToolChoice(Part):
         if text is None:
             return
         raw = {name.strip() for name in text.split(",") if name.strip()}
-        setup.provide(CHOSEN, lambda: parse_tool_names(text, listed_tools(setup).names))
+        setup.provide(CHOSEN, lambda: parse_tool_names(text, self.every_tool(setup)))
 
         def chosen_agents(agents: Any) -> Any:
             if not raw:  # nothing named: --tools is refused, and shows every tool
@@ -197,13 +197,20 @@ class ToolChoice(Part):
         from chapters.ch11.tool_choice import choose_agents
 
         chosen = setup.get(CHOSEN)
-        every = listed_tools(setup).names
-        line = f"tools: {', '.join(n for n in every if n in chosen)} (--tools)"
+        line = f"tools: {', '.join(n for n in self.every_tool(setup) if n in chosen)} (--tools)"
         if TASK_TOOL in chosen:  # what the choice took from the agents task starts
             children = [n for n in listed_tools(setup, child=True).names if n in chosen]
             took = choose_agents(self.unchosen_agents(setup), children)
             line = " · ".join(filter(None, [line, took.described()]))
         return line
+
+    def every_tool(self, setup: Setup) -> list[str]:
+        """The tools --tools may name, in the order a run offers them: task too when an
+        agent is defined, though the choice may leave it none (and so no task)."""
+        names = list(listed_tools(setup).names)
+        if TASK_TOOL not in names and self.unchosen_agents(setup).names:
+            names.append(TASK_TOOL)
+        return names
 
     def unchosen_agents(self, setup: Setup) -> Any:
         from chapters.ch06.definitions import load_agents

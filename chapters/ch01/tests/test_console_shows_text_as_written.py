@@ -10,9 +10,9 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from chapters.testing import agent_of
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.harness import FakeRunner, ScriptedApprover, printed
+from chapters.testing import agent_of
 from shared.console import Console
 from shared.scripted import ScriptedModel, response, tool_call
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from chapters.testing import agent_of
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.harness import FakeRunner, ScriptedApprover, plain_console, printed
+from chapters.testing import agent_of
 from shared.console import Console, Ticking, waited
 from shared.process import CommandOutcome
 from shared.scripted import ScriptedModel, response, tool_call

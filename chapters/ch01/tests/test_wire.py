@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from chapters.testing import agent_of
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer, ScriptedReply, openai_error
 from chapters.ch01.tests.harness import BASH, FakeRunner, ScriptedApprover, plain_console, printed
+from chapters.testing import agent_of
 from shared.config import Settings
 from shared.errors import ProviderError
 from shared.openai_client import OpenAIChatModel

@@ -8,20 +8,21 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import chapters.ch02.cli as chapter_cli
-import chapters.ch02.demo as demo_module
+import chapters.ch02.parts as parts
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer
 from chapters.ch01.tests.cli_support import tutorial
 from chapters.ch01.tests.harness import FakeRunner, ScriptedApprover, plain_console
-from chapters.ch02.agent import build_agent
+from chapters.ch02.agent import RECIPE
 from chapters.ch02.demo import DEMO_FILE, DEMO_SOURCE
 from chapters.ch02.prompt import SYSTEM_PROMPT
 from chapters.ch02.tests.cli_support import demo_folder_fixture
 from chapters.ch02.workspace import Workspace
+from chapters.testing import agent_of
 from shared import approval
 from shared.config import Settings
 from shared.openai_client import OpenAIChatModel
+from shared.parts import Setup
 from shared.scripted import response, tool_call
 
 
@@ -33,7 +34,7 @@ def _no_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 demo_folder = demo_folder_fixture(
-    chapter_cli, lambda folder: (folder / DEMO_FILE).write_text(DEMO_SOURCE, encoding="utf-8")
+    lambda folder: (folder / DEMO_FILE).write_text(DEMO_SOURCE, encoding="utf-8")
 )
 
 
@@ -60,14 +61,14 @@ def test_the_demo_makes_its_own_workspace_and_removes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: dict[str, str] = {}
-    make = demo_module.make_demo_workspace
+    make = parts.demo  # the recipe's demo folder, made by chapters/ch02/demo.py
 
-    def remembering() -> Path:
-        folder = make()
+    def remembering(setup: Setup) -> Path:
+        folder = make(setup)
         seen["source"] = (folder / DEMO_FILE).read_text(encoding="utf-8")
         return folder
 
-    monkeypatch.setattr(chapter_cli, "make_demo_workspace", remembering)
+    monkeypatch.setattr(parts, "demo", remembering)
     result = tutorial("run", "--chapter", "2", "--demo")
     assert result.exit_code == 0
     folder = Path(result.stderr.split("folder: ", 1)[1].split()[0])
@@ -89,7 +90,7 @@ def test_demo_and_workspace_do_not_mix(tmp_path: Path) -> None:
 
 
 def test_chapter_2_needs_settings_like_chapter_1() -> None:
-    result = CliRunner().invoke(chapter_cli.command, ["--prompt", "hi"])
+    result = CliRunner().invoke(RECIPE.command(), ["--prompt", "hi"])
     assert result.exit_code == 2
     assert result.stderr.startswith("配置错误：Missing required settings")
 
@@ -99,7 +100,8 @@ def test_diff_shows_only_what_chapter_2_adds() -> None:
     assert result.exit_code == 0
     out = result.stdout
     assert "--- /dev/null\n+++ chapters/ch02/workspace.py" in out
-    assert "--- chapters/ch01/cli.py\n+++ chapters/ch02/cli.py" in out
+    assert "--- recipe of chapter 1\n+++ recipe of chapter 2" in out  # its command line too
+    assert "+  --workspace " in out
     assert "chapters/ch02/loop.py" not in out  # imported, not copied
     assert "+++ chapters/ch02/shell_tool.py" not in out
     assert "--- chapters/ch01/agent.py\n+++ chapters/ch02/agent.py" in out  # what it extends
@@ -119,7 +121,8 @@ def test_read_then_edit_over_the_real_sdk(tmp_path: Path) -> None:
     with ChatServer(replies) as server:
         settings = settings.model_copy(update={"base_url": server.base_url})
         approver = ScriptedApprover([True])
-        agent = build_agent(
+        agent = agent_of(
+            2,
             model=OpenAIChatModel(settings),
             console=plain_console(),
             approver=approver,

@@ -25,23 +25,20 @@ from typing import Any, cast
 import pytest
 from click.testing import Result
 
-import chapters.ch03.cli as chapter_cli
 import shared.approval as approval_module
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer
 from chapters.ch01.tests.cli_support import model_env
 from chapters.ch01.tests.harness import FakeRunner, plain_console, printed, result_of
 from chapters.ch02.tests.cli_support import keep_demo_folder
-from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
 from chapters.ch03 import demo as demo_module
-from chapters.ch03.agent import build_agent
 from chapters.ch03.asking import UNCLEAR, HumanAnswer, ScriptedAsker, parse_answer
 from chapters.ch03.audit import AUDIT_FILE, AuditLog
 from chapters.ch03.gate import PermissionGate
 from chapters.ch03.policy import Mode, Policy
 from chapters.ch03.rules import Rule
-from chapters.ch03.settings import PROJECT_SETTINGS, load_policy
+from chapters.ch03.settings import PROJECT_SETTINGS
 from chapters.ch03.tests.support import (
     DONE,
     audit_records,
@@ -53,6 +50,7 @@ from chapters.ch03.tests.support import (
     tutorial,
     write_json,
 )
+from chapters.testing import agent_of
 from shared.agent import AgentSpec
 from shared.approval import ApprovalRequest
 from shared.calls import PendingCall
@@ -79,11 +77,9 @@ pytestmark = pytest.mark.usefixtures("isolated")
 class Agent:
     root: Path
     runner: FakeRunner
-    policy: Policy
     asker: ScriptedAsker
-    audit: AuditLog
     console: Console
-    spec: AgentSpec  # as chapters/ch03/agent.py builds it; the model is set per run
+    spec: AgentSpec  # as chapter 3's recipe builds it; the model is set per run
     history: list[Message]
     model: ScriptedModel | None = None
 
@@ -92,6 +88,14 @@ class Agent:
         gate = self.spec.calls.authorize[0]
         assert isinstance(gate, PermissionGate)
         return gate
+
+    @property
+    def policy(self) -> Policy:
+        return self.gate.policy
+
+    @property
+    def audit(self) -> AuditLog:
+        return self.gate.audit
 
     @property
     def tools(self) -> ToolRegistry:
@@ -128,32 +132,28 @@ def make_agent(
     audit: AuditLog | None = None,
     runner: FakeRunner | None = None,
 ) -> Agent:
-    """An agent in `tmp_path` whose policy is loaded like the CLI loads it."""
+    """An agent in `tmp_path` as chapter 3's command builds it: its policy from the settings
+    files (a home folder of its own) and these flags, its audit log in the workspace."""
     if settings is not None:
         write_json(tmp_path / PROJECT_SETTINGS, settings)
-    workspace = Workspace(tmp_path)
     runner = runner or FakeRunner()
-    policy = load_policy(
-        workspace,
+    asker = ScriptedAsker(list(answers))
+    console = plain_console()
+    given: dict[str, Any] = {} if audit is None else {"audit": audit}  # else the command's
+    spec = agent_of(
+        3,
+        model=ScriptedModel([]),
+        console=console,
+        workspace=Workspace(tmp_path),
         home=tmp_path / "home",
-        known_tools=make_tools(workspace),
+        asker=asker,
+        runner=runner,
         mode=mode,
         allow=allow,
         deny=deny,
+        **given,
     )
-    asker = ScriptedAsker(list(answers))
-    audit = audit or AuditLog(tmp_path / AUDIT_FILE)
-    console = plain_console()
-    spec = build_agent(
-        model=ScriptedModel([]),
-        console=console,
-        asker=asker,
-        workspace=workspace,
-        policy=policy,
-        audit=audit,
-        runner=runner,
-    )
-    return Agent(tmp_path, runner, policy, asker, audit, console, spec, [])
+    return Agent(tmp_path, runner, asker, console, spec, [])
 
 
 def decisions(lines: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
@@ -589,6 +589,25 @@ def test_a_broken_rule_object_in_the_policy_denies_even_a_read(tmp_path: Path) -
     assert line["source"].startswith("policy error")
 
 
+def test_the_policy_reads_the_settings_of_the_home_folder_it_is_given(
+    tmp_path: Path, workspace: Path
+) -> None:
+    home = tmp_path / "elsewhere"  # not $HOME
+    write_json(home / ".tutorial" / "settings.json", {"permissions": {"deny": ["shell(rm:*)"]}})
+    spec = agent_of(
+        3,
+        model=ScriptedModel([]),
+        console=plain_console(),
+        workspace=Workspace(workspace),
+        home=home,
+    )
+    gate = spec.calls.authorize[0]
+    assert isinstance(gate, PermissionGate)
+    assert [(rule.text, rule.source) for rule in gate.policy.deny] == [
+        ("shell(rm:*)", "~/.tutorial/settings.json")
+    ]
+
+
 # --- 7. malformed settings stop the run ----------------------------------------------------
 
 
@@ -871,7 +890,7 @@ def demo_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     folder = demo_module.make_demo_workspace()
     assert folder.parent == tmp_path
-    keep_demo_folder(monkeypatch, chapter_cli, folder)
+    keep_demo_folder(monkeypatch, folder)
     return folder
 
 

@@ -20,7 +20,6 @@ from typing import Any, cast
 
 import pytest
 
-import chapters.ch04.cli as chapter_cli
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer
 from chapters.ch01.tests.cli_support import model_env
@@ -28,12 +27,11 @@ from chapters.ch01.tests.harness import FakeRunner, plain_console, printed, resu
 from chapters.ch02.prompt import SYSTEM_PROMPT
 from chapters.ch02.reading import PAGE_LINES
 from chapters.ch02.tests.cli_support import keep_demo_folder
-from chapters.ch02.toolset import make_tools
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import ScriptedAsker
 from chapters.ch03.audit import AUDIT_FILE, AuditLog
-from chapters.ch03.policy import Mode, Policy
-from chapters.ch03.settings import PROJECT_SETTINGS, USER_SETTINGS, load_policy
+from chapters.ch03.policy import Mode
+from chapters.ch03.settings import PROJECT_SETTINGS, USER_SETTINGS
 from chapters.ch03.tests.support import (
     DONE,
     call,
@@ -43,11 +41,11 @@ from chapters.ch03.tests.support import (
     tutorial,
     write_json,
 )
-from chapters.ch04.agent import build_agent
 from chapters.ch04.demo import DEMO_NOTE, python_command, write_demo_settings
 from chapters.ch04.hooks import Hook, HookEvent, HookReply, Hooks, command_hook
 from chapters.ch04.loop_hooks import MAX_STOP_REFUSALS, HookBlockedError, StopRefusedError
 from chapters.ch04.settings import load_hooks
+from chapters.testing import agent_of
 from shared.agent import DEFAULT_MAX_TURNS
 from shared.completion import ModelClient
 from shared.config import Settings
@@ -73,8 +71,9 @@ pytestmark = pytest.mark.usefixtures("isolated")
 class Agent:
     root: Path
     workspace: Workspace
+    home: Path
+    flags: Mapping[str, Any]  # --mode, --allow, --deny
     runner: FakeRunner
-    policy: Policy
     asker: ScriptedAsker
     audit: AuditLog
     console: Console
@@ -89,19 +88,22 @@ class Agent:
         max_turns: int = DEFAULT_MAX_TURNS,
         model: ModelClient | None = None,
     ) -> str:
-        """Chapter 4's agent, as chapters/ch04/agent.py builds it, for one run."""
+        """Chapter 4's agent, as its recipe builds it (the policy from the settings files and
+        the flags), for one run."""
         if model is None:
             self.model = ScriptedModel(steps)
-        spec = build_agent(
+        spec = agent_of(
+            4,
             model=model or cast(ModelClient, self.model),
             console=self.console,
             asker=self.asker,
             workspace=self.workspace,
-            policy=self.policy,
+            home=self.home,
             audit=self.audit,
             hooks=self.hooks,
             max_turns=max_turns,
             runner=self.runner,
+            **self.flags,
         )
         return run_agent(prompt, spec, history=self.history)
 
@@ -143,15 +145,13 @@ def make_agent(
         write_json(root / PROJECT_SETTINGS, settings)
     workspace = Workspace(root)
     home = tmp_path / "home"
-    runner = FakeRunner()
-    known = make_tools(workspace)
-    policy = load_policy(workspace, home, known_tools=known, mode=mode, allow=allow, deny=deny)
     loaded = Hooks([*load_hooks(workspace, home), *hooks])
     return Agent(
         root,
         workspace,
-        runner,
-        policy,
+        home,
+        {"mode": mode, "allow": allow, "deny": deny},
+        FakeRunner(),
         ScriptedAsker(list(answers)),
         AuditLog(tmp_path / "audit" / "audit.jsonl"),
         plain_console(),
@@ -670,7 +670,7 @@ def test_demo_blocks_a_command_with_a_hook_and_tidies_the_written_file(
     folder = tmp_path / "demo"
     folder.mkdir()
     write_demo_settings(folder)
-    keep_demo_folder(monkeypatch, chapter_cli, folder)
+    keep_demo_folder(monkeypatch, folder)
     result = tutorial("run", "--chapter", "4", "--demo")
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith("[scripted]")

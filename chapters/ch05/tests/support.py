@@ -1,11 +1,10 @@
 """Helpers for chapter 5's tests: a chapter-5 agent, todo_write calls, and reading requests.
 
-The agent is the one chapter 5's composition module builds (chapters/ch05/agent.py):
-chapter 2's tools (with a fake shell runner) plus `todo_write` on one `TodoPlan`, a
-policy loaded from the settings files with `todo_write` among the known tools,
-chapter 4's hooks around chapter 3's gate, the plan view under the console's spinner,
-and the plan's reminder. Only the model (a `ScriptedModel` emitting real tool calls)
-and the human are scripted.
+The agent is the one chapter 5's recipe builds (chapters/ch05/agent.py, `agent_of`):
+chapter 2's tools (with a fake shell runner) plus `todo_write` on the run's `TodoPlan`,
+the policy from the settings files, chapter 4's hooks around chapter 3's gate, the
+plan view under the console's spinner, and the plan's reminder. Only the model (a
+`ScriptedModel` emitting real tool calls), the hooks and the human are given.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +21,11 @@ from chapters.ch01.tests.harness import FakeRunner, printed, result_of
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import ScriptedAsker
 from chapters.ch03.audit import AuditLog
-from chapters.ch03.policy import Mode, Policy
-from chapters.ch03.settings import load_policy
+from chapters.ch03.policy import Mode
 from chapters.ch04.hooks import Hook, Hooks
-from chapters.ch05.agent import build_agent, chapter_tools
+from chapters.ch05.reminder import PlanReminder
 from chapters.ch05.todo import REMIND_AFTER, TODO_TOOL, TodoPlan
+from chapters.testing import agent_of
 from shared.agent import DEFAULT_MAX_TURNS, AgentSpec
 from shared.console import Console
 from shared.messages import Message
@@ -100,39 +99,56 @@ def reminded_at(requests: Sequence[Sequence[Mapping[str, Any]]]) -> list[int]:
 # --- the agent -----------------------------------------------------------------------------
 
 
+def plain_console() -> Console:
+    return Console(out=io.StringIO(), err=io.StringIO(), fancy=False)
+
+
 @dataclass
 class Agent:
-    workspace: Workspace
-    plan: TodoPlan
-    policy: Policy
-    hooks: Hooks
-    asker: ScriptedAsker
-    audit: AuditLog
-    console: Console
-    runner: FakeRunner
+    """Chapter 5's agent in tmp_path/ws, from its recipe; built at its first run."""
+
+    tmp_path: Path
+    hooks: Sequence[Hook] = ()
+    remind_after: int = REMIND_AFTER
+    mode: Mode | None = None
+    console: Console = field(default_factory=plain_console)
+    runner: FakeRunner = field(default_factory=FakeRunner)
     history: list[Message] = field(default_factory=list)
     model: ScriptedModel | None = None
     spec: AgentSpec | None = None
 
+    @property
+    def workspace(self) -> Workspace:
+        root = self.tmp_path / "ws"
+        root.mkdir(exist_ok=True)
+        return Workspace(root)
+
     def run(
         self, *steps: Step, prompt: str = "do the task", max_turns: int = DEFAULT_MAX_TURNS
     ) -> str:
-        """Chapter 5's agent, as chapters/ch05/agent.py builds it (once per test)."""
         self.model = self.model or ScriptedModel(steps)
-        if self.spec is None:
-            self.spec = build_agent(
-                model=self.model,
-                console=self.console,
-                asker=self.asker,
-                workspace=self.workspace,
-                policy=self.policy,
-                audit=self.audit,
-                hooks=self.hooks,
-                plan=self.plan,
-                runner=self.runner,
-            )
-        spec = replace(self.spec, model=self.model, max_turns=max_turns)
-        return run_agent(prompt, spec, history=self.history)
+        self.spec = self.spec or agent_of(
+            5,
+            model=self.model,
+            console=self.console,
+            workspace=self.workspace,
+            home=self.tmp_path / "home",
+            asker=ScriptedAsker([]),
+            audit=AuditLog(self.tmp_path / "audit.jsonl"),
+            hooks=Hooks(list(self.hooks)),
+            runner=self.runner,
+            max_turns=max_turns,
+            remind_after=self.remind_after,
+            mode=self.mode,
+        )
+        return run_agent(prompt, self.spec, history=self.history)
+
+    @property
+    def plan(self) -> TodoPlan:
+        """The plan the recipe made for this run (the reminder watches it)."""
+        assert self.spec is not None, "run the agent first"
+        (reminder,) = [f for f in self.spec.features if isinstance(f, PlanReminder)]
+        return reminder.plan
 
     @property
     def tools(self) -> ToolRegistry:
@@ -160,18 +176,4 @@ def make_agent(
     console: Console | None = None,
 ) -> Agent:
     """A chapter-5 agent in tmp_path/ws, wired as chapter 5's command line wires one."""
-    root = tmp_path / "ws"
-    root.mkdir(exist_ok=True)
-    workspace = Workspace(root)
-    plan = TodoPlan(remind_after=remind_after)
-    policy = load_policy(
-        workspace,
-        tmp_path / "home",
-        known_tools=chapter_tools(workspace),
-        mode=mode,
-    )
-    console = console or Console(out=io.StringIO(), err=io.StringIO(), fancy=False)
-    audit = AuditLog(tmp_path / "audit.jsonl")
-    return Agent(
-        workspace, plan, policy, Hooks(list(hooks)), ScriptedAsker([]), audit, console, FakeRunner()
-    )
+    return Agent(tmp_path, hooks, remind_after, mode, console or plain_console())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import chapters.ch05.cli as chapter_cli
+import chapters.ch05.agent as chapter_agent
 import shared.console
 from chapters.ch01.tests.chat_server import ChatServer
 from chapters.ch01.tests.cli_support import model_env, traced_requests
@@ -37,7 +37,7 @@ from shared.tools import function_definition
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
-demo_folder = demo_folder_fixture(chapter_cli, write_demo_files)
+demo_folder = demo_folder_fixture(write_demo_files)
 
 DEMO_ANSWER = "[scripted] README.md now has one line about greet.py and one about shapes.py.\n"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -92,7 +92,7 @@ def test_in_a_terminal_the_demo_draws_the_plan_under_the_spinner(
     monkeypatch.setattr(shared.console, "is_terminal", lambda stream: True)
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("COLUMNS", "120")  # rich's width: each spinner line stays one line
-    monkeypatch.setattr(chapter_cli, "DEMO_PAUSE", 0.0)  # no waiting in tests
+    monkeypatch.setattr(chapter_agent, "DEMO_PAUSE", 0.0)  # no waiting in tests
     result = tutorial("run", "--chapter", "5", "--demo")
     assert result.exit_code == 0, result.stderr
     err = re.sub(r" · \d+s\n", "\n", ANSI.sub("", result.stderr))  # the seconds waited

@@ -409,11 +409,12 @@ def test_plain_output_prints_the_plan_as_lines_without_escapes(tmp_path: Path) -
 
 
 def test_the_shells_output_cap_can_be_raised_through_chapter_tools(tmp_path: Path) -> None:
-    """`output_limit` reaches chapter 1's shell through chapter 5's and chapter 2's tool sets."""
+    """`output_limit` reaches chapter 1's shell through chapter 5's recipe."""
     from chapters.ch01.shell_tool import ShellArgs
     from chapters.ch02.workspace import Workspace
-    from chapters.ch05.agent import chapter_tools
+    from chapters.testing import setup_of
     from shared.process import DEFAULT_OUTPUT_LIMIT
+    from shared.recipe import listed_tools
     from shared.tools import PydanticTool
 
     script = tmp_path / "loud.py"
@@ -421,7 +422,8 @@ def test_the_shells_output_cap_can_be_raised_through_chapter_tools(tmp_path: Pat
     command = ShellArgs(command=python_command(script))
 
     def shell_output(output_limit: int = DEFAULT_OUTPUT_LIMIT) -> str:
-        shell = chapter_tools(Workspace(tmp_path), output_limit=output_limit)["shell"]
+        setup = setup_of(5, workspace=Workspace(tmp_path), output_limit=output_limit)
+        shell = listed_tools(setup)["shell"]
         assert isinstance(shell, PydanticTool)
         return shell.run(command).content
 

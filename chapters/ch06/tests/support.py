@@ -1,9 +1,9 @@
 """Helpers for chapter 6's tests: a chapter-6 agent whose model serves parent and children.
 
-The agent is the one chapter 6's composition module builds (chapters/ch06/agent.py):
-chapter 5's tools with a fake shell runner, the task tool, the policy from the
-settings files, chapter 4's hooks around chapter 3's gate, and the request
-budget. The model is `AgentScripts` (chapters/ch06/demo.py): each agent has
+The agent is the one chapter 6's recipe builds (chapters/ch06/agent.py, `agent_of`):
+chapter 5's tools with a fake shell runner, the task tool on the agents the command
+loads, the policy from the settings files, chapter 4's hooks around chapter 3's gate,
+and the request budget. The model is `AgentScripts` (chapters/ch06/demo.py): each agent has
 its own script, chosen by the system prompt a request starts with, so a test
 writes what the parent says and what each child says separately.
 """
@@ -23,15 +23,11 @@ from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import Asker, ScriptedAsker
 from chapters.ch03.audit import AuditLog
 from chapters.ch03.policy import Mode
-from chapters.ch03.settings import load_policy
 from chapters.ch04.hooks import Hook, Hooks
-from chapters.ch05.agent import chapter_tools as plan_tools
-from chapters.ch05.todo import TodoPlan
-from chapters.ch06.agent import build_agent, chapter_tools
 from chapters.ch06.budget import MAX_REQUESTS
-from chapters.ch06.definitions import load_agents
 from chapters.ch06.demo import AgentScripts
 from chapters.ch06.prompt import EXPLORE_PROMPT, GENERAL_PROMPT, SYSTEM_PROMPT
+from chapters.testing import agent_of
 from shared.agent import AgentSpec
 from shared.console import Console
 from shared.messages import Message
@@ -93,30 +89,23 @@ class Family:
         return self.tmp_path / "home"
 
     def build(self) -> AgentSpec:
-        workspace = Workspace(self.root)
-        agents = load_agents(self.root, self.home, plan_tools(workspace).names)
-        policy = load_policy(
-            workspace,
-            self.home,
-            known_tools=chapter_tools(workspace, agents),
-            mode=self.mode,
-            allow=self.allow,
-            deny=self.deny,
-        )
+        """Chapter 6's agent, from its recipe; the policy and agents as the command reads them."""
         self.model = AgentScripts(self.scripts)
-        self.spec = build_agent(
+        self.spec = agent_of(
+            6,
             model=self.model,
             console=self.console,
             asker=self.asker,
-            workspace=workspace,
-            policy=policy,
+            workspace=Workspace(self.root),
+            home=self.home,
             audit=AuditLog(self.tmp_path / "audit.jsonl"),
             hooks=Hooks(list(self.hooks)),
-            plan=TodoPlan(),
-            agents=agents,
+            runner=self.runner,
+            mode=self.mode,
+            allow=tuple(self.allow),
+            deny=tuple(self.deny),
             max_turns=self.max_turns,
             max_requests=self.max_requests,
-            runner=self.runner,
         )
         return self.spec
 

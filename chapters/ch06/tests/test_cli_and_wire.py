@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-import chapters.ch06.cli as chapter_cli
 from chapters.ch01.tests.chat_server import ChatServer
 from chapters.ch01.tests.cli_support import model_env, traced
 from chapters.ch02.tests.cli_support import demo_folder_fixture
@@ -21,7 +20,7 @@ from shared.scripted import response
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
-demo_folder = demo_folder_fixture(chapter_cli, write_demo_files)
+demo_folder = demo_folder_fixture(write_demo_files)
 
 # --- the demo ------------------------------------------------------------------------------
 

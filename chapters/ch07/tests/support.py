@@ -1,5 +1,5 @@
 """What chapter 7's tests share: consoles that record, the streaming model on a local server,
-a bare agent around chapter 1's shell tool, and chapter 7's composed agent with its children."""
+chapter 1's agent (its recipe), and chapter 7's composed agent with its children."""
 
 from __future__ import annotations
 
@@ -10,21 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chapters.ch01.approve import AskHuman
 from chapters.ch01.loop import run_agent
-from chapters.ch01.shell_tool import make_shell_tool
 from chapters.ch01.tests.harness import BASH, FakeRunner, ScriptedApprover, result_of
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import Asker, ScriptedAsker
 from chapters.ch03.audit import AuditLog
-from chapters.ch03.settings import PROJECT_SETTINGS, load_policy
+from chapters.ch03.settings import PROJECT_SETTINGS
 from chapters.ch03.tests.support import write_json
-from chapters.ch04.hooks import Hooks
-from chapters.ch05.agent import chapter_tools as plan_tools
-from chapters.ch05.todo import TodoPlan
 from chapters.ch06.budget import MAX_REQUESTS
-from chapters.ch06.definitions import load_agents
-from chapters.ch07.agent import build_agent, chapter_tools
 from chapters.ch07.parallel import DEFAULT_MAX_PARALLEL
 from chapters.ch07.scripted_stream import (
     AgentStep,
@@ -34,12 +27,11 @@ from chapters.ch07.scripted_stream import (
 )
 from chapters.ch07.stream_console import StreamingConsole
 from chapters.ch07.streaming import StreamingChatModel
+from chapters.testing import agent_of
 from shared.agent import AgentSpec
-from shared.calls import CallPipeline
 from shared.config import Settings
 from shared.console import Console
 from shared.messages import Message
-from shared.tools import ToolRegistry
 
 API_KEY = "test-key"
 MODEL = "test-model"
@@ -80,7 +72,8 @@ def streaming_model(
 
 
 class ShellAgent:
-    """Chapter 1's agent (the shell tool, a human who answers yes) on a streaming model."""
+    """Chapter 1's agent, from its recipe (the shell tool, a human who answers yes), on a
+    streaming model."""
 
     def __init__(
         self,
@@ -93,12 +86,14 @@ class ShellAgent:
         self.runner = FakeRunner()
         self.approver = ScriptedApprover([True] * answers)
         self.console = recording_console(trace=trace)
-        self.spec = AgentSpec(
+        self.spec = agent_of(
+            1,
             model=self.model,
-            tools=ToolRegistry([make_shell_tool(Path.cwd(), runner=self.runner, shell=BASH)]),
-            calls=CallPipeline(authorize=[AskHuman(self.approver, self.console)]),
             console=self.console,
-            system_prompt="You are a test agent.",
+            approver=self.approver,
+            runner=self.runner,
+            shell=BASH,
+            cwd=Path.cwd(),
         )
 
 
@@ -145,23 +140,18 @@ class Family:
         return self.tmp_path / "audit.jsonl"
 
     def build(self) -> AgentSpec:
-        workspace = Workspace(self.root)
-        home = self.tmp_path / "home"
+        """Chapter 7's agent, from its recipe; the policy and agents as the command reads them."""
         if self.settings is not None:
             write_json(self.root / PROJECT_SETTINGS, self.settings)
-        agents = load_agents(self.root, home, plan_tools(workspace).names)
-        policy = load_policy(workspace, home, known_tools=chapter_tools(workspace, agents))
         self.model = AgentStreams(self.scripts)
-        self.spec = build_agent(
+        self.spec = agent_of(
+            7,
             model=self.model,
             console=self.console,
             asker=self.asker,
-            workspace=workspace,
-            policy=policy,
+            workspace=Workspace(self.root),
+            home=self.tmp_path / "home",
             audit=AuditLog(self.audit_path),
-            hooks=Hooks([]),
-            plan=TodoPlan(),
-            agents=agents,
             max_requests=self.max_requests,
             max_parallel=self.max_parallel,
             runner=self.runner,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import chapters.ch07.cli as chapter_cli
+import chapters.ch01.loop as loop
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer, StreamReply, sse_data
 from chapters.ch01.tests.cli_support import in_order, model_env, sse, traced
@@ -31,7 +31,7 @@ from shared.scripted import response, tool_call
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
-demo_folder = demo_folder_fixture(chapter_cli, write_demo_files)
+demo_folder = demo_folder_fixture(write_demo_files)
 
 ANSWER_START = "[scripted] apply_discount is defined in shop/pricing.py, line 18"
 
@@ -251,7 +251,7 @@ def test_ctrl_c_mid_stream_exits_130_with_no_half_message_in_the_history(
             signal.pthread_kill(main, signal.SIGINT)
             release.wait(10)
 
-    monkeypatch.setattr(chapter_cli, "run_agent", run_keeping_history)
+    monkeypatch.setattr(loop, "run_agent", run_keeping_history)  # as chapter 1's Loop part calls it
     monkeypatch.setattr(StreamingConsole, "text_arrived", showing)
     workspace = tmp_path / "ws"
     workspace.mkdir()

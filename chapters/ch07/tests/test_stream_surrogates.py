@@ -16,17 +16,13 @@ from typing import Any
 
 import pytest
 
-from chapters.ch01.approve import AskHuman
 from chapters.ch01.loop import run_agent
-from chapters.ch01.shell_tool import make_shell_tool
 from chapters.ch01.tests.chat_server import SSE_DONE, ChatServer, StreamReply, sse_data
 from chapters.ch01.tests.harness import BASH, FakeRunner, ScriptedApprover
 from chapters.ch01.tests.test_lone_surrogates import LONE, PLACES, check_cleaned_over_the_wire
 from chapters.ch07.scripted_stream import chunk, text_stream
 from chapters.ch07.tests.support import recording_console, streaming_model
-from shared.agent import AgentSpec
-from shared.calls import CallPipeline
-from shared.tools import ToolRegistry
+from chapters.testing import agent_of
 
 
 def ascii_sse(*chunks: dict[str, Any]) -> StreamReply:
@@ -65,13 +61,14 @@ PLACED = {
 
 
 def run_streamed(base_url: str, runner: FakeRunner) -> str:
-    console = recording_console()
-    spec = AgentSpec(
+    spec = agent_of(
+        1,
         model=streaming_model(base_url),
-        tools=ToolRegistry([make_shell_tool(Path.cwd(), runner=runner, shell=BASH)]),
-        calls=CallPipeline(authorize=[AskHuman(ScriptedApprover([True]), console)]),
-        console=console,
-        system_prompt="You are a test agent.",
+        console=recording_console(),
+        approver=ScriptedApprover([True]),
+        runner=runner,
+        shell=BASH,
+        cwd=Path.cwd(),
     )
     return run_agent("go", spec)
 

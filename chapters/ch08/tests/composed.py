@@ -22,17 +22,12 @@ from chapters.ch01.tests.harness import FakeRunner
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import Asker, ScriptedAsker
 from chapters.ch03.audit import AuditLog
-from chapters.ch03.settings import load_policy
-from chapters.ch04.hooks import Hooks
-from chapters.ch05.agent import chapter_tools as plan_tools
-from chapters.ch05.todo import TodoPlan
-from chapters.ch06.definitions import load_agents
 from chapters.ch07.scripted_stream import AgentStep, AgentStreams, calls_stream, chunk, text_stream
 from chapters.ch07.stream_console import StreamingConsole
 from chapters.ch07.tests.support import recording_console
-from chapters.ch08.agent import build_agent, chapter_tools
 from chapters.ch08.compaction import COMPACT_MARK, Compactor
 from chapters.ch08.transcript import Transcript
+from chapters.testing import agent_of
 from shared.agent import AgentSpec
 from shared.messages import Message
 from shared.process import CommandRunner
@@ -92,7 +87,7 @@ class Agent8:
     asker: Asker = field(default_factory=lambda: ScriptedAsker([]))
     console: StreamingConsole = field(default_factory=recording_console)
     runner: CommandRunner | None = field(default_factory=FakeRunner)
-    options: Mapping[str, Any] = field(default_factory=dict)  # build_agent's keyword options
+    options: Mapping[str, Any] = field(default_factory=dict)  # agent_of's: options, services
     history: list[Message] = field(default_factory=list)
     model: AgentStreams | None = None
     spec: AgentSpec | None = None
@@ -104,22 +99,18 @@ class Agent8:
         return folder
 
     def build(self) -> AgentSpec:
-        workspace = Workspace(self.root)
+        """Chapter 8's agent, from its recipe; the policy, hooks and agents as the command
+        reads them (from tmp_path/ws and tmp_path/home)."""
         write_files(self.root, self.files)
-        home = self.tmp_path / "home"
-        agents = load_agents(self.root, home, plan_tools(workspace).names)
-        policy = load_policy(workspace, home, known_tools=chapter_tools(workspace, agents))
         self.model = AgentStreams(self.scripts)
-        self.spec = build_agent(
+        self.spec = agent_of(
+            8,
             model=self.model,
             console=self.console,
             asker=self.asker,
-            workspace=workspace,
-            policy=policy,
+            workspace=Workspace(self.root),
+            home=self.tmp_path / "home",
             audit=AuditLog(self.tmp_path / "audit.jsonl"),
-            hooks=Hooks([]),
-            plan=TodoPlan(),
-            agents=agents,
             run_id=RUN_ID,
             runner=self.runner,
             **self.options,

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-import chapters.ch08.cli as chapter_cli
 from chapters.ch01.tests import cli_support
 from chapters.ch01.tests.chat_server import (
     ChatServer,
@@ -35,7 +34,7 @@ from shared.messages import Message
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
-demo_folder = demo_folder_fixture(chapter_cli, write_demo_workspace)
+demo_folder = demo_folder_fixture(write_demo_workspace)
 
 ANSWER_START = f"[scripted] Order {10_000 + ERROR_LINE} failed ({LOG}, line {ERROR_LINE})"
 SAVED = ".tutorial/tool-results"

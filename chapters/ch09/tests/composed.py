@@ -24,17 +24,12 @@ from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import Asker, ScriptedAsker
 from chapters.ch03.audit import AUDIT_FILE, AuditLog
 from chapters.ch03.policy import Mode
-from chapters.ch03.settings import load_policy
-from chapters.ch04.hooks import Hooks
-from chapters.ch05.agent import chapter_tools as plan_tools
-from chapters.ch05.todo import TodoPlan
-from chapters.ch06.definitions import load_agents
 from chapters.ch07.scripted_stream import AgentStep, AgentStreams
 from chapters.ch07.stream_console import StreamingConsole
 from chapters.ch07.tests.support import recording_console
-from chapters.ch09.agent import build_agent, chapter_tools
 from chapters.ch09.resume import resume_session
 from chapters.ch09.session_log import SessionLog
+from chapters.testing import agent_of
 from shared.agent import AgentSpec
 from shared.messages import Message
 from shared.process import CommandRunner
@@ -55,7 +50,7 @@ class Agent9:
     runner: CommandRunner | None = field(default_factory=FakeRunner)
     mode: Mode | None = None
     now: datetime = STARTED  # when the run starts: a new session's id is made from it
-    options: Mapping[str, Any] = field(default_factory=dict)  # build_agent's keyword options
+    options: Mapping[str, Any] = field(default_factory=dict)  # agent_of's: options, services
     history: list[Message] = field(default_factory=list)
     model: AgentStreams | None = None
     spec: AgentSpec | None = None
@@ -72,10 +67,8 @@ class Agent9:
         return self.tmp_path / "home"
 
     def build(self) -> AgentSpec:
-        workspace = Workspace(self.root)
-        agents = load_agents(self.root, self.home, plan_tools(workspace).names)
-        tools = chapter_tools(workspace, agents)
-        policy = load_policy(workspace, self.home, known_tools=tools, mode=self.mode)
+        """Chapter 9's agent, from its recipe, writing to this run's session log (as
+        `in_sessions` gives it); the policy, hooks and agents as the command reads them."""
         if self.resume is None:
             self.log = SessionLog.new(self.root, 9, self.now)
         else:
@@ -83,19 +76,17 @@ class Agent9:
             resumed = resume_session(self.root, wanted, chapter=9, console=console, now=self.now)
             self.log, self.history = resumed.log, resumed.history
         self.model = AgentStreams(self.scripts)
-        self.spec = build_agent(
+        self.spec = agent_of(
+            9,
             model=self.model,
             console=self.console,
             asker=self.asker,
-            workspace=workspace,
-            policy=policy,
-            audit=AuditLog(self.root / AUDIT_FILE),
-            hooks=Hooks([]),
-            plan=TodoPlan(),
-            agents=agents,
-            log=self.log,
+            workspace=Workspace(self.root),
             home=self.home,
+            audit=AuditLog(self.root / AUDIT_FILE),
+            log=self.log,
             runner=self.runner,
+            mode=self.mode,
             **self.options,
         )
         return self.spec

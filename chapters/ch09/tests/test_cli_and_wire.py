@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-import chapters.ch09.cli as chapter_cli
 import shared.approval as approval_module
 from chapters.ch01.tests.chat_server import ChatServer, StreamReply
 from chapters.ch01.tests.cli_support import command_line, model_env, sse, traced_requests
@@ -24,6 +23,7 @@ from chapters.ch06.demo import write_demo_files
 from chapters.ch07.scripted_stream import calls_stream, text_stream
 from chapters.ch08.compaction import COMPACT_MARK, SUMMARY_MARK
 from chapters.ch08.tests.composed import args, lines_of, write_files
+from chapters.ch09.agent import RECIPE
 from chapters.ch09.demo import FOLLOW_UP, LISTED, MEMORY, PREFERENCE, QUESTION
 from chapters.ch09.memory import MEMORY_FOLDER
 from chapters.ch09.repair import INTERRUPTED_CALL
@@ -34,8 +34,8 @@ from chapters.ch09.tests.support import memory_file, memory_text
 pytestmark = pytest.mark.usefixtures("isolated")
 
 # `python -m chapters.ch09 ...`, which `python -m tutorial run --chapter 9 ...` also runs.
-chapter9 = command_line(chapter_cli.command, "python -m chapters.ch09")
-demo_folder = demo_folder_fixture(chapter_cli, write_demo_files)
+chapter9 = command_line(RECIPE.command(), "python -m chapters.ch09")
+demo_folder = demo_folder_fixture(write_demo_files)
 
 PROMPT = "Read the files."
 NEXT = "Now tell me what b.txt says."
@@ -297,8 +297,10 @@ def test_help_shows_resume_and_the_check_knows_memory_write() -> None:
     shown = " ".join(chapter9("--help").stdout.split())
     assert "--resume [ID] Go on with the most recent session of this folder" in shown
 
+    check_command = RECIPE.subcommands()["permissions check"]
+
     def check(*words: str) -> str:
-        result = CliRunner().invoke(chapter_cli.check_command, list(words))
+        result = CliRunner().invoke(check_command, list(words))
         assert result.exit_code == 0, result.output
         return result.stdout
 

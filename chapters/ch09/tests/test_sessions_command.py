@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 
 from chapters.ch03.tests.support import tutorial
 from chapters.ch08.tests.support import answering, calling, emit
-from chapters.ch09.cli import sessions_command
+from chapters.ch09.listing import sessions_command
 from chapters.ch09.tests.support import Session
 from shared.scripted import ScriptExhaustedError
 

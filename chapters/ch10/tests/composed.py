@@ -1,6 +1,6 @@
 """What the composition tests share: chapter 10's agent (chapters/ch10/agent.py) on scripted
 streams, in tmp_path/ws with its home folder in tmp_path/home, on a date the test chooses,
-as the command line builds it.
+as the command line builds it (chapters/testing.py).
 
 Each `Agent10` is one run in a new session. Scripts are chosen by the run's prompt
 (chapter 7's `AgentStreams`); a step may be a function of the request it answers,
@@ -22,21 +22,16 @@ from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.harness import FakeRunner
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import Asker, ScriptedAsker
-from chapters.ch03.audit import AUDIT_FILE, AuditLog
-from chapters.ch03.settings import load_policy
-from chapters.ch04.hooks import Hooks
-from chapters.ch05.agent import chapter_tools as plan_tools
-from chapters.ch05.todo import TodoPlan
-from chapters.ch06.definitions import load_agents
 from chapters.ch07.scripted_stream import AgentStep, AgentStreams, calls_stream
 from chapters.ch07.stream_console import StreamingConsole
 from chapters.ch07.tests.support import recording_console
 from chapters.ch09.session_log import SessionLog
-from chapters.ch10.agent import build_agent, chapter_prompt, chapter_tools
-from chapters.ch10.environment import read_environment
+from chapters.ch10.parts import assembled
 from chapters.ch10.sections import SystemPrompt
+from chapters.testing import agent_of, setup_of
 from shared.agent import AgentSpec
 from shared.process import CommandRunner
+from shared.recipe import listed_tools
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 TODAY = date(2026, 5, 1)
@@ -59,7 +54,7 @@ class Agent10:
     runner: CommandRunner | None = field(default_factory=FakeRunner)
     today: date = TODAY
     now: datetime = STARTED  # when the run starts: its session's id is made from it
-    options: Mapping[str, Any] = field(default_factory=dict)  # build_agent's keyword options
+    options: Mapping[str, Any] = field(default_factory=dict)  # agent_of's options, by name
     model: AgentStreams | None = None
     spec: AgentSpec | None = None
 
@@ -76,23 +71,16 @@ class Agent10:
         return folder
 
     def build(self) -> AgentSpec:
-        workspace = Workspace(self.root)
-        agents = load_agents(self.root, self.home, plan_tools(workspace).names)
-        policy = load_policy(workspace, self.home, known_tools=chapter_tools(workspace, agents))
         self.model = AgentStreams(self.scripts)
-        self.spec = build_agent(
+        self.spec = agent_of(
+            10,
             model=self.model,
             console=self.console,
             asker=self.asker,
-            workspace=workspace,
-            policy=policy,
-            audit=AuditLog(self.root / AUDIT_FILE),
-            hooks=Hooks([]),
-            plan=TodoPlan(),
-            agents=agents,
-            log=SessionLog.new(self.root, 10, self.now),
+            workspace=Workspace(self.root),
             home=self.home,
-            environment=read_environment(self.root, self.today),
+            today=self.today,
+            log=SessionLog.new(self.root, 10, self.now),
             runner=self.runner,
             **self.options,
         )
@@ -117,7 +105,8 @@ class Agent10:
 
     def prompt_command_prompt(self) -> SystemPrompt:
         """What `python -m tutorial prompt --chapter 10` would print for this folder now."""
-        return chapter_prompt(Workspace(self.root), self.home, self.today)
+        setup = setup_of(10, workspace=Workspace(self.root), home=self.home, today=self.today)
+        return assembled(setup, listed_tools(setup, filtered=True).names)
 
     def printed(self) -> str:
         assert isinstance(self.console.err, io.StringIO)

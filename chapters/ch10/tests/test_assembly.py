@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from chapters.ch01.agent import build_agent as ch01_agent
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.harness import FakeRunner, ScriptedApprover, plain_console
 from chapters.ch06.prompt import SYSTEM_PROMPT as CH06_PROMPT
@@ -31,6 +30,7 @@ from chapters.ch10.tests.support import (
     user_skill,
     write,
 )
+from chapters.testing import agent_of
 from shared.scripted import ScriptedModel, response, tool_call
 
 HEADINGS = [
@@ -240,7 +240,8 @@ def test_one_run_sends_the_same_prompt_with_every_request(tmp_path: Path) -> Non
     model = ScriptedModel(
         [response(None, [tool_call("c1", "shell", '{"command": "ls"}')]), response("done")]
     )
-    agent = ch01_agent(
+    agent = agent_of(
+        1,
         model=model,
         console=plain_console(),
         approver=ScriptedApprover.always(True),

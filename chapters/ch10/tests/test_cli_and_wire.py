@@ -15,13 +15,13 @@ import pytest
 from click.testing import CliRunner
 from pydantic import TypeAdapter
 
-import chapters.ch10.cli as chapter_cli
 from chapters.ch01.tests.chat_server import ChatServer, StreamReply
 from chapters.ch01.tests.cli_support import command_line, model_env, sse, traced_by_title
 from chapters.ch02.tests.cli_support import demo_folder_fixture
 from chapters.ch03.tests.support import tutorial
 from chapters.ch07.scripted_stream import calls_stream, text_stream
 from chapters.ch08.tests.composed import args, write_files
+from chapters.ch10.agent import RECIPE
 from chapters.ch10.demo import DEMO_PROMPT, EXTRA_FILE, PATCH, SKILL, write_demo_workspace
 from chapters.ch10.skills import SKILLS_FOLDER
 from chapters.ch10.tests.support import skill_text
@@ -30,8 +30,8 @@ from shared.messages import Message
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
-chapter10 = command_line(chapter_cli.command, "python -m chapters.ch10")  # in this process
-demo_folder = demo_folder_fixture(chapter_cli, write_demo_workspace)
+chapter10 = command_line(RECIPE.command(), "python -m chapters.ch10")  # in this process
+demo_folder = demo_folder_fixture(write_demo_workspace)
 
 WIRE = TypeAdapter(Message)
 CHECKLIST = f"{SKILLS_FOLDER.as_posix()}/{SKILL}/{EXTRA_FILE}"
@@ -137,7 +137,8 @@ def test_the_composed_agent_over_the_wire_sends_one_prompt_the_one_prompt_raw_pr
     assert len(systems) == 6 and all(s == systems[0] for s in systems)
     system = systems[0]["content"]
     assert "Releases are tagged vX.Y.Z." in system and "- release: Ship a release." in system
-    raw = CliRunner().invoke(chapter_cli.prompt_command, ["--workspace", str(workspace), "--raw"])
+    prompt_command = RECIPE.subcommands()["prompt"]
+    raw = CliRunner().invoke(prompt_command, ["--workspace", str(workspace), "--raw"])
     assert raw.exit_code == 0, raw.stderr
     assert raw.stdout.rsplit("\n", 1)[0] == system.rsplit("\n", 1)[0]  # the date: its own clock
 
@@ -195,10 +196,11 @@ def test_the_dispatcher_runs_chapter_10_and_its_other_commands(
 
 
 def test_permissions_check_knows_load_skill_as_a_read() -> None:
-    checked = CliRunner().invoke(chapter_cli.check_command, ["load_skill(deploy)"])
+    check_command = RECIPE.subcommands()["permissions check"]
+    checked = CliRunner().invoke(check_command, ["load_skill(deploy)"])
     assert checked.exit_code == 0, checked.stderr
     assert checked.stdout.startswith("allow: load_skill(deploy)\n")
     denied = CliRunner().invoke(
-        chapter_cli.check_command, ["load_skill(deploy)", "--deny", "load_skill(deploy)"]
+        check_command, ["load_skill(deploy)", "--deny", "load_skill(deploy)"]
     )
     assert denied.stdout.startswith("deny: load_skill(deploy)\n")

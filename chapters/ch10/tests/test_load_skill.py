@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from chapters.ch01.agent import build_agent as ch01_agent
 from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.harness import FakeRunner, ScriptedApprover, plain_console, result_of
 from chapters.ch02.ledger import ReadLedger
@@ -20,6 +19,7 @@ from chapters.ch03.tests.support import link
 from chapters.ch10.skill_tool import INSTRUCTIONS_CAP, MAX_FILES, make_load_skill_tool
 from chapters.ch10.skills import SKILLS_FOLDER, load_skills
 from chapters.ch10.tests.support import folders, project_skill, skill_text, user_skill, write
+from chapters.testing import agent_of
 from shared.messages import FunctionCall, Message, ToolCall
 from shared.scripted import ScriptedModel, response, tool_call
 from shared.tools import KeyArgument, KeyKind, SideEffect, Status, ToolRegistry, ToolResult
@@ -140,7 +140,8 @@ def test_in_a_run_the_model_loads_a_skill_without_anyone_being_asked(tmp_path: P
     where = folders(tmp_path)
     project_skill(where.workspace, "review", skill_text("review", body="Report file:line."))
     workspace = Workspace(where.workspace)
-    agent = ch01_agent(
+    agent = agent_of(
+        1,
         model=ScriptedModel(
             [
                 response(None, [tool_call("c1", "load_skill", '{"name": "review"}')]),

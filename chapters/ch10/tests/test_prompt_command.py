@@ -12,9 +12,9 @@ from click.testing import CliRunner, Result
 
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.tests.support import tutorial
-from chapters.ch10.agent import chapter_prompt
 from chapters.ch10.environment import read_environment
 from chapters.ch10.instructions import read_instructions
+from chapters.ch10.parts import assembled
 from chapters.ch10.prompt import CAPS, build_system_prompt, read_system_prompt
 from chapters.ch10.sections import SystemPrompt
 from chapters.ch10.show_prompt import make_prompt_command
@@ -28,6 +28,8 @@ from chapters.ch10.tests.support import (
     write,
 )
 from chapters.ch10.tokens import HOW, estimate_tokens
+from chapters.testing import setup_of
+from shared.recipe import listed_tools
 
 pytestmark = pytest.mark.usefixtures("isolated")  # cwd: an empty tmp_path; HOME: tmp_path/home
 
@@ -147,7 +149,8 @@ def test_the_dispatcher_runs_a_chapters_prompt_command(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "--- 3/6 project instructions ---\nsource: AGENTS.md\n" in result.stdout
     raw = tutorial("prompt", "--chapter", "10", "--raw")
-    expected = chapter_prompt(Workspace(tmp_path), Path.home(), TODAY).text
+    setup = setup_of(10, workspace=Workspace(tmp_path), home=Path.home(), today=TODAY)
+    expected = assembled(setup, listed_tools(setup, filtered=True).names).text
     sent, date_line = raw.stdout.rsplit("\n", 1)  # the command reads the real clock
     assert sent == expected.rsplit("\n", 1)[0]
     assert re.fullmatch(r"- Today's date: \d{4}-\d\d-\d\d", date_line)

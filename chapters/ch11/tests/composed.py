@@ -1,6 +1,6 @@
 """What the composition tests share: chapter 11's agent (chapters/ch11/agent.py) on scripted
-streams, in tmp_path/ws with its home folder in tmp_path/home, as the command line builds it,
-on a clock that never sleeps and with no jitter.
+streams, in tmp_path/ws with its home folder in tmp_path/home, as the command line builds it
+(chapters/testing.py), on a clock that never sleeps and with no jitter.
 
 Each run has its own script, keyed by the prompt it starts with (chapter 7's
 `AgentStreams`); a step may hold an exception where a chunk would be, raised when
@@ -21,19 +21,11 @@ from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.harness import FakeRunner
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import Asker, ScriptedAsker
-from chapters.ch03.audit import AUDIT_FILE, AuditLog
-from chapters.ch03.settings import load_policy
-from chapters.ch04.hooks import Hooks
-from chapters.ch05.agent import chapter_tools as plan_tools
-from chapters.ch05.todo import TodoPlan
-from chapters.ch06.definitions import load_agents
 from chapters.ch07.scripted_stream import AgentStep, AgentStreams
 from chapters.ch09.session_log import SessionLog
-from chapters.ch10.agent import chapter_tools
-from chapters.ch10.environment import read_environment
-from chapters.ch11.agent import build_agent
 from chapters.ch11.recovery_console import RecoveryConsole
 from chapters.ch11.tests.support import FakeClock
+from chapters.testing import agent_of
 from shared.agent import AgentSpec
 from shared.errors import ProviderError, ProviderErrorKind
 from shared.messages import AssistantMessage, Message, ToolMessage
@@ -80,7 +72,7 @@ class Agent11:
     clock: FakeClock = field(default_factory=FakeClock)
     terminal: bool = False  # whether the console's stdout and stderr are a terminal
     runner: CommandRunner | None = field(default_factory=FakeRunner)
-    options: Mapping[str, Any] = field(default_factory=dict)  # build_agent's keyword options
+    options: Mapping[str, Any] = field(default_factory=dict)  # agent_of's options, by name
     deny: Sequence[str] = ()
     model: AgentStreams | None = None
     fallback: AgentStreams | None = None
@@ -100,33 +92,25 @@ class Agent11:
         return folder
 
     def build(self) -> AgentSpec:
-        workspace = Workspace(self.root)
-        agents = load_agents(self.root, self.home, plan_tools(workspace).names)
-        policy = load_policy(
-            workspace, self.home, known_tools=chapter_tools(workspace, agents), deny=self.deny
-        )
         out, err = (_Terminal(), _Terminal()) if self.terminal else (io.StringIO(), io.StringIO())
         self.console = RecoveryConsole(out=out, err=err, fancy=False, clock=self.clock)
         self.model = AgentStreams(self.scripts, name="primary")
         if self.fallback_scripts is not None:
             self.fallback = AgentStreams(self.fallback_scripts, name="second")
-        return build_agent(
+        return agent_of(
+            11,
             model=self.model,
             console=self.console,
             asker=self.asker,
-            workspace=workspace,
-            policy=policy,
-            audit=AuditLog(self.root / AUDIT_FILE),
-            hooks=Hooks([]),
-            plan=TodoPlan(),
-            agents=agents,
-            log=SessionLog.new(self.root, 11, STARTED),
+            workspace=Workspace(self.root),
             home=self.home,
-            environment=read_environment(self.root, TODAY),
-            fallback=self.fallback,
+            today=TODAY,
+            log=SessionLog.new(self.root, 11, STARTED),
+            fallbacks=[self.fallback] if self.fallback is not None else [],
             clock=self.clock,
             draw=lambda: 0.0,
             runner=self.runner,
+            deny=tuple(self.deny),
             **self.options,
         )
 

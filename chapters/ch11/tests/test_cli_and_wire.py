@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-import chapters.ch11.cli as chapter_cli
 import chapters.ch11.demo as demo
+import chapters.ch11.parts as parts
 from chapters.ch01.tests.chat_server import (
     ChatServer,
     Reply,
@@ -27,6 +27,7 @@ from chapters.ch02.tests.cli_support import demo_folder_fixture
 from chapters.ch03.tests.support import tutorial
 from chapters.ch06.demo import write_demo_files
 from chapters.ch07.scripted_stream import text_stream
+from chapters.ch11.agent import RECIPE
 from chapters.ch11.continuation import CONTINUE_PROMPT
 from chapters.ch11.tests import provider_errors as errors
 from chapters.ch11.tests.support import FakeClock, closed_port_url
@@ -34,8 +35,8 @@ from chapters.ch11.tests.support import FakeClock, closed_port_url
 TRACED = re.compile(r"^--- (?P<title>.+?) ---\n", re.M)
 ANSWER = demo.CUT_ANSWER + demo.REST_OF_ANSWER
 
-chapter11 = command_line(chapter_cli.command, "python -m chapters.ch11")  # in this process
-demo_folder = demo_folder_fixture(chapter_cli, write_demo_files)
+chapter11 = command_line(RECIPE.command(), "python -m chapters.ch11")  # in this process
+demo_folder = demo_folder_fixture(write_demo_files)
 
 
 @pytest.fixture(autouse=True)
@@ -49,7 +50,7 @@ def isolated11(isolated: None, monkeypatch: pytest.MonkeyPatch) -> None:
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     """The clock every run of these tests waits on."""
     fake = FakeClock()
-    monkeypatch.setattr(chapter_cli, "make_clock", lambda demo: fake)
+    monkeypatch.setattr(parts, "make_clock", lambda demo: fake)
     return fake
 
 

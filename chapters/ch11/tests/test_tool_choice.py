@@ -11,12 +11,12 @@ import click
 import pytest
 from click.testing import CliRunner
 
-import chapters.ch11.cli as chapter_cli
 from chapters.ch01.tests.chat_server import ChatServer
 from chapters.ch01.tests.cli_support import model_env, sse
 from chapters.ch03.tests.support import tutorial
 from chapters.ch06.definitions import load_agents
 from chapters.ch07.scripted_stream import calls_stream, text_stream
+from chapters.ch11.agent import RECIPE
 from chapters.ch11.tests.composed import Agent11
 from chapters.ch11.tests.test_cli_and_wire import chapter11
 from chapters.ch11.tool_choice import choose_agents, parse_tool_names
@@ -60,8 +60,8 @@ def test_a_name_that_is_no_tool_is_an_error_naming_the_tools(text: str, said: st
 
 
 def test_the_agent_offers_and_describes_only_the_chosen_tools(tmp_path: Path) -> None:
-    chosen = {"read_file", "edit_file", "shell"}
-    agent = Agent11(tmp_path, {PROMPT: [text_stream("Done.")]}, options={"chosen": chosen})
+    chosen = "read_file,edit_file,shell"
+    agent = Agent11(tmp_path, {PROMPT: [text_stream("Done.")]}, options={"tool_names": chosen})
     assert agent.run(PROMPT) == "Done."
     (request,) = agent.requests
     assert tool_names(request) == ["read_file", "edit_file", "shell"]
@@ -87,8 +87,8 @@ def test_a_child_gets_the_chosen_tools_too(tmp_path: Path) -> None:
         )
     )
     scripts = {PROMPT: [delegate, text_stream("Done.")], CHILD_TASK: [text_stream("Line 1.")]}
-    chosen = {"read_file", "edit_file", "task"}
-    agent = Agent11(tmp_path, scripts, options={"chosen": chosen})
+    chosen = "read_file,edit_file,task"
+    agent = Agent11(tmp_path, scripts, options={"tool_names": chosen})
     assert agent.run(PROMPT) == "Done."
     child = next(r for r in agent.requests if r["messages"][1]["content"] == CHILD_TASK)
     assert tool_names(child) == ["read_file", "edit_file"]  # no todo_write, no task
@@ -130,7 +130,7 @@ def explore_task(prompt: str = CHILD_TASK) -> list[dict[str, Any]]:
 
 def test_a_child_gets_the_chosen_tools_its_definition_lists(tmp_path: Path) -> None:
     scripts = {PROMPT: [explore_task(), text_stream("Done.")], CHILD_TASK: [text_stream("L1.")]}
-    agent = Agent11(tmp_path, scripts, options={"chosen": {"read_file", "task"}})
+    agent = Agent11(tmp_path, scripts, options={"tool_names": "read_file,task"})
     assert agent.run(PROMPT) == "Done."
     child = next(r for r in agent.requests if r["messages"][1]["content"] == CHILD_TASK)
     assert tool_names(child) == ["read_file"]  # explore's read_file; glob and grep not chosen
@@ -141,7 +141,7 @@ def test_an_agent_left_with_no_tools_is_not_offered_and_a_call_for_it_is_a_resul
     tmp_path: Path,
 ) -> None:
     scripts = {PROMPT: [explore_task(), text_stream("Done.")]}
-    agent = Agent11(tmp_path, scripts, options={"chosen": {"edit_file", "task"}})
+    agent = Agent11(tmp_path, scripts, options={"tool_names": "edit_file,task"})
     assert agent.run(PROMPT) == "Done."
     (result,) = agent.results()
     assert result.startswith("invalid_arguments: there is no agent named 'explore'")
@@ -153,7 +153,7 @@ def test_an_agent_left_with_no_tools_is_not_offered_and_a_call_for_it_is_a_resul
 
 
 def test_with_no_agent_left_there_is_no_task_tool(tmp_path: Path) -> None:
-    agent = Agent11(tmp_path, {PROMPT: [text_stream("Done.")]}, options={"chosen": {"task"}})
+    agent = Agent11(tmp_path, {PROMPT: [text_stream("Done.")]}, options={"tool_names": "task"})
     assert agent.run(PROMPT) == "Done."
     assert tool_names(agent.requests[0]) == []
     assert "call task" not in agent.requests[0]["messages"][0]["content"]
@@ -200,6 +200,7 @@ def test_the_start_line_says_what_the_choice_took_from_each_agent(
 
 
 def test_tutorial_prompt_shows_the_prompt_a_run_with_tools_sends(tmp_path: Path) -> None:
+    prompt_command = RECIPE.subcommands()["prompt"]
     chosen = ("--tools", "grep,read_file")
     with ChatServer([sse(*text_stream("Done."))]) as server:
         result = chapter11(
@@ -209,12 +210,10 @@ def test_tutorial_prompt_shows_the_prompt_a_run_with_tools_sends(tmp_path: Path)
         (body,) = [r.body for r in server.completion_requests()]
     assert result.exit_code == 0, result.stderr
     sent = body["messages"][0]["content"]
-    shown = CliRunner().invoke(
-        chapter_cli.prompt_command, ["--workspace", str(tmp_path), *chosen, "--raw"]
-    )
+    shown = CliRunner().invoke(prompt_command, ["--workspace", str(tmp_path), *chosen, "--raw"])
     assert shown.exit_code == 0, shown.stderr
     assert shown.stdout.rsplit("\n", 1)[0] == sent.rsplit("\n", 1)[0]  # the date: its own clock
-    everything = CliRunner().invoke(chapter_cli.prompt_command, ["--workspace", str(tmp_path)])
+    everything = CliRunner().invoke(prompt_command, ["--workspace", str(tmp_path)])
     assert "todo_write" in everything.stdout and "todo_write" not in shown.stdout
 
 

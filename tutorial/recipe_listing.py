@@ -29,7 +29,7 @@ from shared.slots import Entry, Phase, in_order
 
 CHAPTERS_ROOT = Path(__file__).resolve().parent.parent / "chapters"
 LABEL = 26  # fixed columns: a long new name does not re-align every line of a chapter's diff
-NAME = 12
+NAME = 16
 SERVICE = 44
 
 
@@ -55,12 +55,17 @@ def listing(recipe: Recipe, explain: bool = False) -> str:
         setup = recipe.setup(_defaults(recipe), {FOLDER: folder, HOME: home})
         root = contributed(Build(setup, console=None, model=None, name="main", listing=True))
         child = Build(setup, console=None, model=None, name="child", parent=root, listing=True)
+        children = []
+        if any(part.starts_children for part in recipe.parts):
+            children = [
+                "children",
+                *(_slots(contributed(child), explain, indent="  ") or ["  (nothing)"]),
+            ]
         lines = [
             *_header(recipe),
             *_parts(recipe),
             *_slots(root, explain, indent=""),
-            "children",
-            *(_slots(contributed(child), explain, indent="  ") or ["  (nothing)"]),
+            *children,
             *_options(recipe, explain),
             *_banner(setup, explain),
             *(_services(setup) if explain else []),
