@@ -78,6 +78,16 @@ def params_of(*decorators: Callable[[Any], Any]) -> list[click.Parameter]:
     return list(reversed(getattr(target, "__click_params__", [])))
 
 
+def count_option(
+    name: str, default: int | None, help: str, *, least: int = 1, shown: bool | str = True
+) -> click.Option:
+    """An option that counts something (at least `least`), its default shown in --help
+    (`shown`: the default as --help should say it, when that is not the value itself)."""
+    return click.Option(
+        [name], type=click.IntRange(min=least), default=default, show_default=shown, help=help
+    )
+
+
 def require_prompt(prompt: str | None, demo: bool) -> None:
     """Without --demo a prompt is required; the error says both ways out."""
     if demo or (prompt and prompt.strip()):

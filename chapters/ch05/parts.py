@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import click
-
 from chapters.ch04.parts import STOP_FIELDS
 from chapters.ch05.todo import REMIND_AFTER
+from shared.cli import count_option
 from shared.parts import Build, Part
 from shared.recipe import FEATURES, TOOLS, VIEWS
 from shared.slots import Key
@@ -30,12 +29,10 @@ class PlanPart(Part):
     name = "plan"
     summary = "todo_write on this agent's plan; reminded when it goes stale; shown"
     options = (
-        click.Option(
-            ["--remind-after"],
-            type=click.IntRange(min=1),
-            default=REMIND_AFTER,
-            show_default=True,
-            help="Remind the model of its open plan after this many replies without todo_write.",
+        count_option(
+            "--remind-after",
+            REMIND_AFTER,
+            "Remind the model of its open plan after this many replies without todo_write.",
         ),
     )
 

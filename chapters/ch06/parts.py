@@ -21,6 +21,7 @@ from chapters.ch03.parts import POLICY
 from chapters.ch04.parts import STOP_FIELDS
 from chapters.ch06.budget import MAX_REQUESTS
 from chapters.ch06.task import MAX_TURNS_HELP
+from shared.cli import count_option
 from shared.parts import Build, Later, Part, Setup
 from shared.recipe import FEATURES, TOOLS, child_parts, home_folder, listed_tools
 from shared.slots import Key, Phase
@@ -67,12 +68,10 @@ class BudgetPart(Part):
     name = "budget"
     summary = "--max-requests: one budget for the agent and all its children"
     options = (
-        click.Option(
-            ["--max-requests"],
-            type=click.IntRange(min=1),
-            default=MAX_REQUESTS,
-            show_default=True,
-            help="Model requests the agent and all its sub-agents may make together.",
+        count_option(
+            "--max-requests",
+            MAX_REQUESTS,
+            "Model requests the agent and all its sub-agents may make together.",
         ),
     )
 

@@ -16,18 +16,13 @@ from __future__ import annotations
 from chapters.ch01.parts import FixedPrompt
 from chapters.ch06.agent import RECIPE as CHAPTER_6
 from chapters.ch07.demo import DEMO_PROMPT, demo_model, make_demo_workspace
-from chapters.ch07.parts import LockedBudget, Parallel, SideBySideTask, Streaming
+from chapters.ch07.parts import LockedBudget, Parallel, SideBySideTask, Streaming, streamed_demo
 from chapters.ch07.prompt import SYSTEM_PROMPT
-from shared.recipe import Demo
 
 RECIPE = CHAPTER_6.extend(
     chapter=7,
     help="Chapter 7: the reply streams as it arrives; calls that only read run side by side.",
-    demo=Demo(
-        DEMO_PROMPT,
-        lambda setup: demo_model(stream=not setup.option("no_stream")),
-        make_demo_workspace,
-    ),
+    demo=streamed_demo(DEMO_PROMPT, demo_model, make_demo_workspace),
     replace={
         "prompt": FixedPrompt(SYSTEM_PROMPT, "chapters/ch07/prompt.py"),
         "budget": LockedBudget(),

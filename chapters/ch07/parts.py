@@ -12,14 +12,17 @@ task       chapter 6's, safe beside other calls when its agent has only safe
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from chapters.ch06.parts import BudgetPart, TaskPart
 from chapters.ch07.parallel import DEFAULT_MAX_PARALLEL
+from shared.cli import count_option
 from shared.parts import Build, Part, Setup
-from shared.recipe import CONNECT, CONSOLE, PIPELINE
+from shared.recipe import CONNECT, CONSOLE, PIPELINE, Demo
 
 if TYPE_CHECKING:
     from chapters.ch06.definitions import AgentCatalog
@@ -27,6 +30,18 @@ if TYPE_CHECKING:
     from shared.agent import Feature
     from shared.completion import ModelClient
     from shared.config import Settings
+
+
+def streamed_demo(
+    prompt: str,
+    model: Callable[..., ModelClient],
+    workspace: Callable[[], Path],
+    script: Callable[..., str] | None = None,
+) -> Demo:
+    """A demo whose scripted model streams, as the run does, unless --no-stream is given."""
+    return Demo(
+        prompt, lambda setup: model(stream=not setup.option("no_stream")), workspace, script
+    )
 
 
 class Streaming(Part):
@@ -69,12 +84,10 @@ class Parallel(Part):
     name = "parallel"
     summary = "--max-parallel; safe calls of one reply run side by side"
     options = (
-        click.Option(
-            ["--max-parallel"],
-            type=click.IntRange(min=1),
-            default=DEFAULT_MAX_PARALLEL,
-            show_default=True,
-            help="How many concurrency-safe calls of one reply may run at once (1: one by one).",
+        count_option(
+            "--max-parallel",
+            DEFAULT_MAX_PARALLEL,
+            "How many concurrency-safe calls of one reply may run at once (1: one by one).",
         ),
     )
 

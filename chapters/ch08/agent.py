@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from chapters.ch01.parts import FixedPrompt
 from chapters.ch07.agent import RECIPE as CHAPTER_7
+from chapters.ch07.parts import streamed_demo
 from chapters.ch08.demo import (
     DEMO_CONTEXT_WINDOW,
     DEMO_KEEP_RESULTS,
@@ -28,7 +29,6 @@ from chapters.ch08.demo import (
 )
 from chapters.ch08.parts import Context, Offload, TranscriptPart
 from chapters.ch08.prompt import SYSTEM_PROMPT
-from shared.recipe import Demo
 
 RECIPE = CHAPTER_7.extend(
     chapter=8,
@@ -36,11 +36,7 @@ RECIPE = CHAPTER_7.extend(
         "Chapter 8: big tool output is saved to disk, old results become stubs, and the "
         "context is compacted before it overflows."
     ),
-    demo=Demo(
-        DEMO_PROMPT,
-        lambda setup: demo_model(stream=not setup.option("no_stream")),
-        make_demo_workspace,
-    ),
+    demo=streamed_demo(DEMO_PROMPT, demo_model, make_demo_workspace),
     replace={"prompt": FixedPrompt(SYSTEM_PROMPT, "chapters/ch08/prompt.py")},
     add=[Offload(), TranscriptPart(), Context(demo_sizes=(DEMO_KEEP_RESULTS, DEMO_CONTEXT_WINDOW))],
 )

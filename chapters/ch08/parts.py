@@ -26,6 +26,7 @@ from chapters.ch02.parts import WORKSPACE
 from chapters.ch08.compaction import DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW
 from chapters.ch08.offload import DEFAULT_OFFLOAD_OVER, DEFAULT_SHOWN, TOOL_OUTPUT_LIMIT
 from chapters.ch08.old_results import DEFAULT_KEEP_RESULTS
+from shared.cli import count_option
 from shared.parts import Build, Part, Setup
 from shared.recipe import FEATURES, FINISH, VIEWS
 from shared.slots import Key, Phase
@@ -48,13 +49,12 @@ class Offload(Part):
     name = "offload"
     summary = "--offload-over: a big result is saved whole; the model reads its ends"
     options = (
-        click.Option(
-            ["--offload-over"],
-            type=click.IntRange(min=DEFAULT_SHOWN),
-            default=DEFAULT_OFFLOAD_OVER,
-            show_default=True,
-            help="Save a tool result longer than this many characters to disk; "
+        count_option(
+            "--offload-over",
+            DEFAULT_OFFLOAD_OVER,
+            "Save a tool result longer than this many characters to disk; "
             "the model reads its ends.",
+            least=DEFAULT_SHOWN,
         ),
     )
 
@@ -98,19 +98,18 @@ class Context(Part):
             keep_shown = f"{DEFAULT_KEEP_RESULTS}; --demo: {demo_sizes[0]}"
             window_shown = f"{DEFAULT_CONTEXT_WINDOW}; --demo: {demo_sizes[1]}"
         self.options = (
-            click.Option(
-                ["--keep-results"],
-                type=click.IntRange(min=1),
-                default=keep_default,
-                show_default=keep_shown,
-                help="Send a long tool result whole in this many requests, then as a short stub.",
+            count_option(
+                "--keep-results",
+                keep_default,
+                "Send a long tool result whole in this many requests, then as a short stub.",
+                shown=keep_shown,
             ),
-            click.Option(
-                ["--context-window"],
-                type=click.IntRange(min=MIN_WINDOW),
-                default=window_default,
-                show_default=window_shown,
-                help="The model's context window, in tokens.",
+            count_option(
+                "--context-window",
+                window_default,
+                "The model's context window, in tokens.",
+                least=MIN_WINDOW,
+                shown=window_shown,
             ),
             click.Option(
                 ["--compact-at"],

@@ -16,11 +16,11 @@ Extends: chapters/ch08/agent.py
 
 from __future__ import annotations
 
+from chapters.ch07.parts import streamed_demo
 from chapters.ch08.agent import RECIPE as CHAPTER_8
 from chapters.ch08.parts import Context
 from chapters.ch09.demo import DEMO_PROMPT, demo_model, make_demo_workspace, run_demo
 from chapters.ch09.parts import Memory, Sessions
-from shared.recipe import Demo
 
 RECIPE = CHAPTER_8.extend(
     chapter=9,
@@ -28,12 +28,7 @@ RECIPE = CHAPTER_8.extend(
         "Chapter 9: every run is a session you can resume, and memories saved in one "
         "session are there in the next."
     ),
-    demo=Demo(
-        DEMO_PROMPT,
-        lambda setup: demo_model(stream=not setup.option("no_stream")),
-        make_demo_workspace,
-        script=run_demo,
-    ),
+    demo=streamed_demo(DEMO_PROMPT, demo_model, make_demo_workspace, script=run_demo),
     remove=["transcript"],
     replace={"context": Context()},
     add=[Sessions(), Memory()],

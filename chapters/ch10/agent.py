@@ -15,11 +15,11 @@ Extends: chapters/ch09/agent.py
 
 from __future__ import annotations
 
+from chapters.ch07.parts import streamed_demo
 from chapters.ch09.agent import RECIPE as CHAPTER_9
 from chapters.ch09.parts import Memory
 from chapters.ch10.demo import DEMO_PROMPT, demo_model, make_demo_workspace
 from chapters.ch10.parts import AssembledPrompt, Skills
-from shared.recipe import Demo
 
 RECIPE = CHAPTER_9.extend(
     chapter=10,
@@ -27,11 +27,7 @@ RECIPE = CHAPTER_9.extend(
         "Chapter 10: the system prompt is assembled for this folder (AGENTS.md, skills, "
         "memory, environment), and skills load when a task needs them."
     ),
-    demo=Demo(
-        DEMO_PROMPT,
-        lambda setup: demo_model(stream=not setup.option("no_stream")),
-        make_demo_workspace,
-    ),
+    demo=streamed_demo(DEMO_PROMPT, demo_model, make_demo_workspace),
     replace={"memory": Memory(index_in_prompt=False)},
     add=[Skills(), AssembledPrompt()],
 )

@@ -16,10 +16,10 @@ Extends: chapters/ch10/agent.py
 
 from __future__ import annotations
 
+from chapters.ch07.parts import streamed_demo
 from chapters.ch10.agent import RECIPE as CHAPTER_10
 from chapters.ch11.demo import DEMO_PROMPT, demo_model, make_demo_workspace
 from chapters.ch11.parts import Recovery, ToolChoice
-from shared.recipe import Demo
 
 RECIPE = CHAPTER_10.extend(
     chapter=11,
@@ -27,10 +27,6 @@ RECIPE = CHAPTER_10.extend(
         "Chapter 11: chapter 10's agent, which retries what passes, continues a cut answer, "
         "falls back to OPENAI_FALLBACK_MODEL, and notices when it repeats itself."
     ),
-    demo=Demo(
-        DEMO_PROMPT,
-        lambda setup: demo_model(stream=not setup.option("no_stream")),
-        make_demo_workspace,
-    ),
+    demo=streamed_demo(DEMO_PROMPT, demo_model, make_demo_workspace),
     add=[Recovery(), ToolChoice()],
 )

@@ -15,8 +15,6 @@ import os
 import random
 from typing import TYPE_CHECKING, Any
 
-import click
-
 from chapters.ch02.parts import WORKSPACE
 from chapters.ch06.definitions import TASK_TOOL
 from chapters.ch06.parts import AGENTS
@@ -24,7 +22,7 @@ from chapters.ch08.parts import COMPACTOR
 from chapters.ch11.continuation import DEFAULT_MAX_CONTINUATIONS
 from chapters.ch11.retry import DEFAULT_MAX_RETRIES
 from chapters.ch11.tool_choice import tools_option
-from shared.cli import params_of
+from shared.cli import count_option, params_of
 from shared.parts import Build, Part, Setup
 from shared.recipe import (
     CALL_LAYERS,
@@ -65,19 +63,17 @@ class Recovery(Part):
     name = "recovery"
     summary = "--max-retries, --max-continuations, a fallback model: recover what is safe"
     options = (
-        click.Option(
-            ["--max-retries"],
-            type=click.IntRange(min=0),
-            default=DEFAULT_MAX_RETRIES,
-            show_default=True,
-            help="Send a request again this many times after a 429, a 5xx or a dropped connection.",
+        count_option(
+            "--max-retries",
+            DEFAULT_MAX_RETRIES,
+            "Send a request again this many times after a 429, a 5xx or a dropped connection.",
+            least=0,
         ),
-        click.Option(
-            ["--max-continuations"],
-            type=click.IntRange(min=0),
-            default=DEFAULT_MAX_CONTINUATIONS,
-            show_default=True,
-            help="Replies cut at the output limit in a row that are continued before the run ends.",
+        count_option(
+            "--max-continuations",
+            DEFAULT_MAX_CONTINUATIONS,
+            "Replies cut at the output limit in a row that are continued before the run ends.",
+            least=0,
         ),
     )
 
