@@ -17,19 +17,26 @@ TypeError, so a typo does not pass silently.
 
 from __future__ import annotations
 
+import io
+import re
 from collections.abc import Mapping
+from dataclasses import KW_ONLY, dataclass, field
 from functools import cache
 from importlib import import_module
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar
 
+from chapters.ch02.workspace import Workspace
 from shared.agent import AgentSpec
 from shared.completion import ModelClient
 from shared.console import Console
+from shared.messages import AssistantMessage, Message, ToolMessage
 from shared.parts import Setup
 from shared.recipe import Recipe, build_agent
 from shared.slots import Key
+
+M = TypeVar("M", bound=ModelClient)  # the model a rig makes: a scripted one, its requests kept
 
 # Every `Key` a chapter's parts module (or the spine) declares may be given by its name
 # in lower case (`WORKSPACE` as `workspace=`), as these other names too.
@@ -123,3 +130,98 @@ def agent_of(
     test gives wins over what the parts would make, for the run and for every child."""
     setup = setup_of(chapter, options, services, **given)
     return build_agent(setup, model, console)
+
+
+def quiet_console() -> Console:
+    """A plain console that records what it prints."""
+    return Console(out=io.StringIO(), err=io.StringIO(), fancy=False)
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+@dataclass
+class AgentRun(Generic[M]):
+    """A test's rig for one chapter's agent: the workspace in tmp_path/ws and the home
+    folder in tmp_path/home, the agent built from the recipe on the first `run`, and what
+    its runs did. A chapter's rig is a dataclass that subclasses this one: it sets
+    `chapter`, adds its own fields (after `tmp_path`; the fields below it are keyword-only),
+    makes its model in `make_model` and says what it gives `agent_of` in `given`.
+    `options` are more of the same, for one test."""
+
+    chapter: ClassVar[int]
+    tmp_path: Path
+    _: KW_ONLY
+    console: Console = field(default_factory=quiet_console)
+    options: Mapping[str, Any] = field(default_factory=dict)  # agent_of's names, for one test
+    history: list[Message] = field(default_factory=list)
+    model: M | None = None  # the rig's model, once built
+    spec: AgentSpec | None = None
+
+    @property
+    def root(self) -> Path:
+        folder = self.tmp_path / "ws"
+        folder.mkdir(exist_ok=True)
+        return folder
+
+    @property
+    def home(self) -> Path:
+        folder = self.tmp_path / "home"
+        folder.mkdir(exist_ok=True)
+        return folder
+
+    def make_model(self) -> M:
+        raise NotImplementedError(f"{type(self).__name__} makes no model")
+
+    def given(self) -> dict[str, Any]:
+        """What this rig hands `agent_of` besides the workspace, home, model and console."""
+        return {}
+
+    def build(self) -> AgentSpec:
+        """The chapter's agent, as its command builds it, with what the rig gives."""
+        self.model = self.make_model()
+        self.spec = agent_of(
+            self.chapter,
+            model=self.model,
+            console=self.console,
+            workspace=Workspace(self.root),
+            home=self.home,
+            **{**self.given(), **self.options},
+        )
+        return self.spec
+
+    def run(self, prompt: str = "do the task") -> str:
+        from chapters.ch01.loop import run_agent
+
+        return run_agent(prompt, self.spec or self.build(), history=self.history)
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request the model received, in order."""
+        requests: list[dict[str, Any]] = self.model.requests  # a scripted model's
+        return requests
+
+    def results(self) -> list[str]:
+        """The tool messages' contents, in the history's order."""
+        return [m.content for m in self.history if isinstance(m, ToolMessage)]
+
+    def result(self, call_id: str) -> str:
+        """The content of the one tool message that answers `call_id`."""
+        found = [
+            m.content
+            for m in self.history
+            if isinstance(m, ToolMessage) and m.tool_call_id == call_id
+        ]
+        assert len(found) == 1, f"{call_id}: {found}"
+        return found[0]
+
+    def said(self) -> list[str | None]:
+        """The assistant messages' text, in the history's order."""
+        return [m.content for m in self.history if isinstance(m, AssistantMessage)]
+
+    def printed(self) -> str:
+        """What the run printed on stderr, without colour codes."""
+        err = self.console.err
+        if not isinstance(err, io.StringIO):
+            raise AssertionError("the rig's console does not record: give it StringIO streams")
+        return ANSI.sub("", err.getvalue())

@@ -9,17 +9,14 @@ too (the head of a history is kept verbatim), so it takes the parent's next step
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.harness import FakeRunner
-from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import Asker, ScriptedAsker
 from chapters.ch03.audit import AuditLog
 from chapters.ch07.scripted_stream import AgentStep, AgentStreams, calls_stream, chunk, text_stream
@@ -27,9 +24,7 @@ from chapters.ch07.stream_console import StreamingConsole
 from chapters.ch07.tests.support import recording_console
 from chapters.ch08.compaction import COMPACT_MARK, Compactor
 from chapters.ch08.transcript import Transcript
-from chapters.testing import agent_of
-from shared.agent import AgentSpec
-from shared.messages import Message
+from chapters.testing import AgentRun
 from shared.process import CommandRunner
 
 RUN_ID = "run-1"
@@ -78,47 +73,24 @@ def lines_of(size: int, word: str = "line") -> str:
 
 
 @dataclass
-class Agent8:
+class Agent8(AgentRun[AgentStreams]):
     """Chapter 8's agent in tmp_path/ws on scripted streams, every option at hand."""
 
-    tmp_path: Path
+    chapter = 8
     scripts: Mapping[str, Sequence[AgentStep]]
     files: Mapping[str, str] = field(default_factory=dict)
     asker: Asker = field(default_factory=lambda: ScriptedAsker([]))
-    console: StreamingConsole = field(default_factory=recording_console)
     runner: CommandRunner | None = field(default_factory=FakeRunner)
-    options: Mapping[str, Any] = field(default_factory=dict)  # agent_of's: options, services
-    history: list[Message] = field(default_factory=list)
-    model: AgentStreams | None = None
-    spec: AgentSpec | None = None
+    _: KW_ONLY
+    console: StreamingConsole = field(default_factory=recording_console)
 
-    @property
-    def root(self) -> Path:
-        folder = self.tmp_path / "ws"
-        folder.mkdir(exist_ok=True)
-        return folder
-
-    def build(self) -> AgentSpec:
-        """Chapter 8's agent, from its recipe; the policy, hooks and agents as the command
-        reads them (from tmp_path/ws and tmp_path/home)."""
+    def make_model(self) -> AgentStreams:
         write_files(self.root, self.files)
-        self.model = AgentStreams(self.scripts)
-        self.spec = agent_of(
-            8,
-            model=self.model,
-            console=self.console,
-            asker=self.asker,
-            workspace=Workspace(self.root),
-            home=self.tmp_path / "home",
-            audit=AuditLog(self.tmp_path / "audit.jsonl"),
-            run_id=RUN_ID,
-            runner=self.runner,
-            **self.options,
-        )
-        return self.spec
+        return AgentStreams(self.scripts)
 
-    def run(self, prompt: str) -> str:
-        return run_agent(prompt, self.spec or self.build(), history=self.history)
+    def given(self) -> dict[str, Any]:
+        audit = AuditLog(self.tmp_path / "audit.jsonl")
+        return {"asker": self.asker, "audit": audit, "run_id": RUN_ID, "runner": self.runner}
 
     def requests_of(self, prompt: str) -> list[dict[str, Any]]:
         assert self.model is not None
@@ -141,7 +113,3 @@ class Agent8:
 
     def saved(self, name: str) -> Path:
         return self.root / ".tutorial" / "tool-results" / name
-
-    def printed(self) -> str:
-        assert isinstance(self.console.err, io.StringIO)
-        return ANSI.sub("", self.console.err.getvalue())
