@@ -14,102 +14,84 @@ A chapter text marks each generated block with a comment, followed by a code blo
     <!-- log: killed | 2:6 -->                   lines of a log the demo wrote, by its name
     <!-- source: chapters/ch01/loop.py run_agent -->            a function, verbatim
     <!-- source: chapters/ch02/workspace.py Workspace.resolve -->  or a method
+    <!-- source: chapters/ch05/agent.py RECIPE -->              or a module's assignment
     <!-- loop: before_request may_stop -->       the one loop, the seams a chapter uses marked
+    <!-- recipe -->                              the chapter's recipe, resolved (`tutorial recipe`)
+    <!-- recipe: diff -->                        what the chapter changes in the recipe it extends
+                                                 (the end of `tutorial diff`)
     <!-- prompt: sections -->                    chapter 10's prompt in its demo's folder: each
                                                  section's size, measured as `tutorial prompt` does
     <!-- prompt: skills -->                      ... and what each of its skills costs, when
 
-For traces and console output, the script runs the text's chapter demo (the
-scripted model, the real tools, every approval answered "y"), so what a reader
-sees in the text is what the code sends, receives and prints, never typed by
-hand; tests/test_docs.py runs `--check`. The demo command differs on Windows,
-so run this on Linux or macOS. A demo whose runs each number their requests
-from 1 has its traces named by occurrence too: `request 1 #2` is the second.
+For traces and console output, the script runs the text's chapter demo from its
+recipe, as `python -m tutorial run --chapter N --demo` does (shared/recipe.py
+run_command): the scripted model, the real tools, every approval answered "y".
+So what a reader sees in the text is what the code sends, receives and prints,
+never typed by hand; tests/test_docs.py runs `--check`. What differs from run to
+run is fixed or masked: the home folder is an empty one, chapter 10's
+environment and chapter 11's clock are fixed, chapter 8's run id reads
+`<run-id>` and sessions read `<session-id>` (`<session-1>`, ... when a demo
+makes several). The demo command differs on Windows, so run this on Linux or
+macOS. A demo whose runs each number their requests from 1 has its traces named
+by occurrence too: `request 1 #2` is the second.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import io
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from chapters.ch01 import demo as ch01_demo  # noqa: E402
-from chapters.ch01.agent import build_agent as ch01_agent  # noqa: E402
-from chapters.ch01.loop import run_agent  # noqa: E402
-from chapters.ch01.tests.harness import ScriptedApprover  # noqa: E402
-from chapters.ch02 import demo as ch02_demo  # noqa: E402
-from chapters.ch02.agent import build_agent as ch02_agent  # noqa: E402
-from chapters.ch02.toolset import make_tools as ch02_tools  # noqa: E402
+from chapters.ch01.parts import APPROVER  # noqa: E402
+from chapters.ch02.parts import WORKSPACE  # noqa: E402
 from chapters.ch02.workspace import Workspace  # noqa: E402
-from chapters.ch03 import demo as ch03_demo  # noqa: E402
-from chapters.ch03.agent import build_agent as ch03_agent  # noqa: E402
-from chapters.ch03.asking import Asker, ScriptedAsker, TerminalAsker  # noqa: E402
-from chapters.ch03.audit import AUDIT_FILE, AuditLog  # noqa: E402
-from chapters.ch03.policy import Policy  # noqa: E402
-from chapters.ch03.settings import PROJECT_SETTINGS, load_policy  # noqa: E402
-from chapters.ch04 import demo as ch04_demo  # noqa: E402
-from chapters.ch04.agent import build_agent as ch04_agent  # noqa: E402
-from chapters.ch04.hooks import Hooks  # noqa: E402
-from chapters.ch04.settings import load_hooks  # noqa: E402
-from chapters.ch05 import demo as ch05_demo  # noqa: E402
-from chapters.ch05.agent import build_agent as ch05_agent  # noqa: E402
-from chapters.ch05.agent import chapter_tools as ch05_tools  # noqa: E402
-from chapters.ch05.todo import TodoPlan  # noqa: E402
-from chapters.ch06 import demo as ch06_demo  # noqa: E402
-from chapters.ch06.agent import build_agent as ch06_agent  # noqa: E402
-from chapters.ch06.agent import chapter_tools as ch06_tools  # noqa: E402
-from chapters.ch06.definitions import load_agents  # noqa: E402
-from chapters.ch07 import demo as ch07_demo  # noqa: E402
-from chapters.ch07.agent import build_agent as ch07_agent  # noqa: E402
-from chapters.ch07.agent import chapter_tools as ch07_tools  # noqa: E402
+from chapters.ch03.asking import ScriptedAsker, TerminalAsker  # noqa: E402
+from chapters.ch03.parts import ASKER, AUDIT  # noqa: E402
 from chapters.ch07.scripted_stream import AgentStreams, text_stream  # noqa: E402
-from chapters.ch07.stream_console import StreamingConsole  # noqa: E402
-from chapters.ch08 import demo as ch08_demo  # noqa: E402
-from chapters.ch08.agent import build_agent as ch08_agent  # noqa: E402
-from chapters.ch08.agent import chapter_tools as ch08_tools  # noqa: E402
-from chapters.ch09 import demo as ch09_demo  # noqa: E402
-from chapters.ch09.agent import build_agent as ch09_agent  # noqa: E402
-from chapters.ch09.agent import chapter_tools as ch09_tools  # noqa: E402
-from chapters.ch09.resume import open_session  # noqa: E402
-from chapters.ch09.session_log import SESSIONS_FOLDER, SessionLog  # noqa: E402
+from chapters.ch08.parts import RUN_ID  # noqa: E402
+from chapters.ch09.session_log import SESSIONS_FOLDER  # noqa: E402
 from chapters.ch09.tests import killed_run  # noqa: E402
-from chapters.ch10 import demo as ch10_demo  # noqa: E402
-from chapters.ch10.agent import assemble_prompt as ch10_prompt  # noqa: E402
-from chapters.ch10.agent import build_agent as ch10_agent  # noqa: E402
-from chapters.ch10.agent import chapter_tools as ch10_tools  # noqa: E402
 from chapters.ch10.environment import Environment  # noqa: E402
+from chapters.ch10.parts import ENVIRONMENT, SKILLS, assembled  # noqa: E402
 from chapters.ch10.sections import SystemPrompt  # noqa: E402
 from chapters.ch10.show_prompt import size as section_size  # noqa: E402
 from chapters.ch10.skill_tool import describe as load_skill_result  # noqa: E402
-from chapters.ch10.skills import SKILL_FILE, load_skills  # noqa: E402
+from chapters.ch10.skills import SKILL_FILE  # noqa: E402
 from chapters.ch10.tokens import estimate_tokens  # noqa: E402
-from chapters.ch11 import demo as ch11_demo  # noqa: E402
-from chapters.ch11.agent import build_agent as ch11_agent  # noqa: E402
-from chapters.ch11.recovery_console import RecoveryConsole  # noqa: E402
-from shared.approval import Approver, TerminalApprover  # noqa: E402
+from chapters.ch11.demo import DemoClock  # noqa: E402
+from chapters.ch11.parts import CLOCK  # noqa: E402
+from shared.approval import ApprovalRequest, TerminalApprover  # noqa: E402
+from shared.completion import ModelClient  # noqa: E402
 from shared.console import Console  # noqa: E402
+from shared.parts import Setup  # noqa: E402
+from shared.recipe import CONSOLE, HOME, RUN, Recipe, Runner, listed_tools  # noqa: E402
 from shared.scripted import scripted_text  # noqa: E402
-from shared.tools import ToolRegistry  # noqa: E402
+from shared.slots import Key  # noqa: E402
+from tutorial.catalog import find_chapter  # noqa: E402
+from tutorial.diff import recipe_diff  # noqa: E402
+from tutorial.recipe_listing import listing  # noqa: E402
 
 # A marker, an optional caption line, the opening fence, the body (possibly empty), the
 # closing fence on its own line. The caption is generated too. The fence is three backticks,
 # or more when the body holds three (console output that shows a Markdown file, say).
 BLOCK = re.compile(
-    r"(?P<marker><!-- (?P<kind>trace|chunks|source|console|audit|loop|log|prompt)"
+    r"(?P<marker><!-- (?P<kind>trace|chunks|source|console|audit|loop|log|prompt|recipe)"
     r"(?:: (?P<title>[^>]+?))? -->\n)"
     r"(?:(?!```)[^\n]*\n)?(?P<ticks>```+)(?P<lang>\w*)\n(?P<body>(?:.*?\n)??)(?P=ticks)$",
     re.S | re.M,
@@ -124,254 +106,114 @@ class DemoFile:
     text: str
 
 
-# A demo run: the console, and whether a human types "y" at a (simulated) terminal
-# instead of a scripted yes. It returns the audit log it wrote, if the chapter has one,
-# or the files it wrote by name ("audit" among them, if it has one).
-Demo = Callable[[Console, bool], str | dict[str, DemoFile]]
+# --- a chapter's demo, run from its recipe ---------------------------------------------------
+
 YES = "y\n" * 9
+# Chapter 10's prompt ends with the environment: this machine, the folder and the day. The
+# text shows a fixed one, so that it reads the same on every machine on every day.
+FIXED_ENVIRONMENT = Environment(
+    "Linux", "bash", Path("<folder>"), "not a git repository", date(2026, 5, 1)
+)
+RUN_ID_SHOWN = "<run-id>"  # chapter 8's transcript: a real id is a time and a random
+SESSION_ID = re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{6}\b")  # chapters/ch08/transcript.py new_run_id
 
 
-def approver(console: Console, human: bool) -> Approver:
+class ScriptedYes:
+    """Chapter 1's approver when nobody is at the terminal: every call approved."""
+
+    def approve(self, request: ApprovalRequest) -> bool:
+        return True
+
+
+def people(console: Console, human: bool) -> dict[Key[Any], Any]:
+    """Who answers chapter 1's approvals and chapter 3's questions: a human typing "y" at a
+    (simulated) terminal, on the console the run is shown on, or a scripted yes."""
     if human:
-        return TerminalApprover(console, stdin=io.StringIO(YES), interactive=True)
-    return ScriptedApprover.always(True)
+        return {
+            APPROVER: TerminalApprover(console, stdin=io.StringIO(YES), interactive=True),
+            ASKER: TerminalAsker(console, stdin=io.StringIO(YES), interactive=True),
+        }
+    return {APPROVER: ScriptedYes(), ASKER: ScriptedAsker(["y"] * 9)}
 
 
-def asker(console: Console, human: bool) -> Asker:
-    """Chapter 3's asker: a human typing "y" at a (simulated) terminal, or a scripted yes."""
-    if human:
-        return TerminalAsker(console, stdin=io.StringIO(YES), interactive=True)
-    return ScriptedAsker(["y"] * 9)
+def run_recipe(
+    recipe: Recipe,
+    args: Sequence[str],
+    services: Mapping[Key[Any], Any],
+    *,
+    human: bool,
+    model: ModelClient | None = None,
+) -> tuple[Setup, str]:
+    """`python -m chapters.chNN ARGS` as run_command (shared/recipe.py) runs it, `services`
+    given: the options parsed by the chapter's command, every service made before the run,
+    the run shown on the console the recipe makes (its CONSOLE service, else chapter 1's).
+    What the run prints on stderr is returned. The lines the command prints around it (the
+    chapter and folder, the banner, the answer on stdout) are not printed, and what the run
+    writes to stdout itself (chapter 9's demo answers its first runs there) is dropped.
+    `model`: instead of the demo's scripted one. The task is --prompt, else the demo's."""
+    command = recipe.command()
+    options = dict(command.make_context(command.name or "", list(args)).params)
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        shown_on = recipe.setup(options, services).find(CONSOLE, None)
+        console = shown_on(options["trace"]) if shown_on else Console(trace=options["trace"])
+        setup = recipe.setup(options, {**services, **people(console, human)})
+        setup.make_all()
+        task = options["prompt"] if options["prompt"] and not setup.demo else recipe.demo.prompt
+        if setup.demo and recipe.demo.script:  # a demo of runs: the command shows the first
+            console.info(f"user: {task}")
+        setup.get(RUN)(task, Runner(setup, model or recipe.demo.model(setup), console))
+    return setup, err.getvalue()
 
 
-def run_ch01(console: Console, human: bool) -> str:
-    agent = ch01_agent(
-        model=ch01_demo.demo_model(),
-        console=console,
-        approver=approver(console, human),
-        cwd=ROOT,
+@contextlib.contextmanager
+def demo_folder(recipe: Recipe) -> Iterator[Path | None]:
+    """The folder the demo makes for its file tools (None: it works in the current one),
+    removed afterwards, as --demo removes it."""
+    if recipe.demo.workspace is None:
+        yield None
+        return
+    folder = recipe.demo.workspace()
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_demo(chapter: int, traced: bool) -> tuple[str, dict[str, DemoFile]]:
+    """Chapter `chapter`'s `--demo` (with `--trace`: every approval a scripted yes; without:
+    a human answering "y" at the terminal), in an empty home: what it printed on stderr,
+    and the files it wrote ("audit", if it keeps one; a chapter's demo may add others)."""
+    recipe = find_chapter(chapter).recipe()
+    args = ["--demo", "--trace"] if traced else ["--demo"]
+    with tempfile.TemporaryDirectory() as home, demo_folder(recipe) as folder:
+        services: dict[Key[Any], Any] = {
+            HOME: Path(home),
+            ENVIRONMENT: FIXED_ENVIRONMENT,
+            CLOCK: DemoClock(watched=False),  # a wait is not slept; its lines are the same
+            RUN_ID: RUN_ID_SHOWN,
+        }
+        if folder is not None:
+            services[WORKSPACE] = Workspace(folder)
+        setup, printed = run_recipe(recipe, args, services, human=not traced)
+        files: dict[str, DemoFile] = {}
+        if setup.has(AUDIT):
+            audit = setup.get(AUDIT)
+            audit.close()
+            files["audit"] = DemoFile("", audit.path.read_text(encoding="utf-8"))
+    return printed, files
+
+
+def masked_sessions(texts: Mapping[str, str]) -> dict[str, str]:
+    """Each session id replaced, in order of first appearance: `<session-id>` if the texts
+    hold one, else `<session-1>`, `<session-2>`, ... (a real one is a time and a random)."""
+    found = list(dict.fromkeys(SESSION_ID.findall("".join(texts.values()))))
+    names = (
+        {found[0]: "<session-id>"}
+        if len(found) == 1
+        else {s: f"<session-{n}>" for n, s in enumerate(found, 1)}
     )
-    run_agent(ch01_demo.DEMO_PROMPT, agent)
-    return ""
-
-
-def run_ch02(console: Console, human: bool) -> str:
-    with tempfile.TemporaryDirectory() as folder:
-        (Path(folder) / ch02_demo.DEMO_FILE).write_text(ch02_demo.DEMO_SOURCE, encoding="utf-8")
-        agent = ch02_agent(
-            model=ch02_demo.demo_model(),
-            console=console,
-            approver=approver(console, human),
-            workspace=Workspace(Path(folder)),
-        )
-        run_agent(ch02_demo.DEMO_PROMPT, agent)
-    return ""
-
-
-@dataclass
-class DemoWorkspace:
-    """A chapter 3-6 demo workspace: its settings, policy, hooks and audit log, in a temp folder."""
-
-    root: Workspace
-    policy: Policy
-    hooks: Hooks
-    audit: AuditLog
-
-    @classmethod
-    def build(cls, folder: str, tools: ToolRegistry) -> DemoWorkspace:
-        root = Workspace(Path(folder))
-        home = root.root / "home"
-        policy = load_policy(root, home, known_tools=tools)
-        return cls(
-            root,
-            policy,
-            Hooks(load_hooks(root, home)),
-            AuditLog(root.root / AUDIT_FILE, inside=root.root),
-        )
-
-    def audit_log(self) -> str:
-        self.audit.close()
-        return self.audit.path.read_text(encoding="utf-8")
-
-
-def run_ch03(console: Console, human: bool) -> str:
-    with tempfile.TemporaryDirectory() as folder:
-        settings = Path(folder) / PROJECT_SETTINGS
-        settings.parent.mkdir()
-        settings.write_text(json.dumps(ch03_demo.DEMO_SETTINGS), encoding="utf-8")
-        demo = DemoWorkspace.build(folder, ch02_tools(Workspace(Path(folder))))
-        agent = ch03_agent(
-            model=ch03_demo.demo_model(),
-            console=console,
-            asker=asker(console, human),
-            workspace=demo.root,
-            policy=demo.policy,
-            audit=demo.audit,
-        )
-        run_agent(ch03_demo.DEMO_PROMPT, agent)
-        return demo.audit_log()
-
-
-def run_ch04(console: Console, human: bool) -> str:
-    with tempfile.TemporaryDirectory() as folder:
-        ch04_demo.write_demo_settings(Path(folder))
-        demo = DemoWorkspace.build(folder, ch02_tools(Workspace(Path(folder))))
-        agent = ch04_agent(
-            model=ch04_demo.demo_model(),
-            console=console,
-            asker=asker(console, human),
-            workspace=demo.root,
-            policy=demo.policy,
-            audit=demo.audit,
-            hooks=demo.hooks,
-        )
-        run_agent(ch04_demo.DEMO_PROMPT, agent)
-        return demo.audit_log()
-
-
-def run_ch05(console: Console, human: bool) -> str:
-    with tempfile.TemporaryDirectory() as folder:
-        ch05_demo.write_demo_files(Path(folder))
-        demo = DemoWorkspace.build(folder, ch05_tools(Workspace(Path(folder))))
-        agent = ch05_agent(
-            model=ch05_demo.demo_model(),
-            console=console,
-            asker=asker(console, human),
-            workspace=demo.root,
-            policy=demo.policy,
-            audit=demo.audit,
-            hooks=demo.hooks,
-            plan=TodoPlan(),
-        )
-        run_agent(ch05_demo.DEMO_PROMPT, agent)
-        return demo.audit_log()
-
-
-def run_ch06(console: Console, human: bool) -> str:
-    with tempfile.TemporaryDirectory() as folder:
-        ch06_demo.write_demo_files(Path(folder))
-        root = Path(folder)
-        agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
-        demo = DemoWorkspace.build(folder, ch06_tools(Workspace(root), agents))
-        agent = ch06_agent(
-            model=ch06_demo.demo_model(),
-            console=console,
-            asker=asker(console, human),
-            workspace=demo.root,
-            policy=demo.policy,
-            audit=demo.audit,
-            hooks=demo.hooks,
-            plan=TodoPlan(),
-            agents=agents,
-        )
-        run_agent(ch06_demo.DEMO_PROMPT, agent)
-        return demo.audit_log()
-
-
-def run_ch07(console: Console, human: bool) -> str:
-    """Chapter 7 streams: its console is the streaming one, on the streams it was given."""
-    streaming = StreamingConsole(
-        out=console.out, err=console.err, fancy=False, trace=console.tracing
-    )
-    with tempfile.TemporaryDirectory() as folder:
-        ch06_demo.write_demo_files(Path(folder))
-        root = Path(folder)
-        agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
-        demo = DemoWorkspace.build(folder, ch07_tools(Workspace(root), agents))
-        agent = ch07_agent(
-            model=ch07_demo.demo_model(),
-            console=streaming,
-            asker=asker(streaming, human),
-            workspace=demo.root,
-            policy=demo.policy,
-            audit=demo.audit,
-            hooks=demo.hooks,
-            plan=TodoPlan(),
-            agents=agents,
-        )
-        run_agent(ch07_demo.DEMO_PROMPT, agent)
-        return demo.audit_log()
-
-
-def run_ch08(console: Console, human: bool) -> str:
-    """Chapter 8 as the command line runs its demo: the streaming console, the demo's small
-    window, and a run id that reads as what it is, since a real one is a time and a random."""
-    streaming = StreamingConsole(
-        out=console.out, err=console.err, fancy=False, trace=console.tracing
-    )
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        ch08_demo.write_demo_workspace(root)
-        agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
-        demo = DemoWorkspace.build(folder, ch08_tools(Workspace(root), agents))
-        agent = ch08_agent(
-            model=ch08_demo.demo_model(),
-            console=streaming,
-            asker=asker(streaming, human),
-            workspace=demo.root,
-            policy=demo.policy,
-            audit=demo.audit,
-            hooks=demo.hooks,
-            plan=TodoPlan(),
-            agents=agents,
-            context_window=ch08_demo.DEMO_CONTEXT_WINDOW,
-            keep_results=ch08_demo.DEMO_KEEP_RESULTS,
-            run_id="<run-id>",
-        )
-        run_agent(ch08_demo.DEMO_PROMPT, agent)
-        return demo.audit_log()
-
-
-def run_ch09(console: Console, human: bool) -> dict[str, DemoFile]:
-    """Chapter 9's three runs as the command line runs them (chapters/ch09/demo.py), each on
-    a console of its own over the same streams; the sessions are named `<session-1>` and
-    `<session-2>`, since a real name is a time and a random. The traced run also kills a
-    real run with SIGKILL and resumes it: the log that leaves is `killed`."""
-
-    def fresh() -> StreamingConsole:
-        streams = {"out": console.out, "err": console.err}
-        return StreamingConsole(**streams, fancy=False, trace=console.tracing)
-
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        ch06_demo.write_demo_files(root)
-        agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
-        demo = DemoWorkspace.build(folder, ch09_tools(Workspace(root), agents))
-        model = ch09_demo.demo_model()
-        names = iter(["<session-1>", "<session-2>"])
-
-        def in_session(prompt: str, wanted: str | None) -> tuple[str, str]:
-            run_console = fresh()
-            log, history = open_session(
-                root,
-                wanted,
-                chapter=9,
-                console=run_console,
-                new_log=lambda: SessionLog(root, next(names), chapter=9),
-            )
-            agent = ch09_agent(
-                model=model,
-                console=run_console,
-                asker=asker(run_console, human),
-                workspace=demo.root,
-                policy=demo.policy,
-                audit=demo.audit,
-                hooks=demo.hooks,
-                plan=TodoPlan(),
-                agents=agents,
-                log=log,
-                home=root / "home",
-            )
-            return run_agent(prompt, agent, history=history), log.session_id
-
-        # The answers stream onto the console as they are said; stdout's copy is not shown.
-        between = StreamingConsole(out=io.StringIO(), err=console.err, fancy=False)
-        between.info(f"user: {ch09_demo.DEMO_PROMPT}")
-        ch09_demo.run_demo(in_session, between)
-        files = {"audit": DemoFile("", demo.audit_log())}
-    if not human:
-        files["killed"] = killed_and_resumed()
-    return files
+    return {name: SESSION_ID.sub(lambda m: names[m.group(0)], text) for name, text in texts.items()}
 
 
 KILL_DEADLINE = 30.0  # seconds: far more than a healthy start takes
@@ -379,8 +221,9 @@ KILL_DEADLINE = 30.0  # seconds: far more than a healthy start takes
 
 def killed_and_resumed() -> DemoFile:
     """A real run killed with SIGKILL in the middle of a tool call (the one chapter 9's test
-    kills, chapters/ch09/tests/killed_run.py), then resumed by chapter 9's agent: its log."""
-    with tempfile.TemporaryDirectory() as folder:
+    kills, chapters/ch09/tests/killed_run.py), then resumed by chapter 9's command,
+    `--resume --prompt "Did it build?"`, with a scripted model: its log."""
+    with tempfile.TemporaryDirectory() as folder, tempfile.TemporaryDirectory() as home:
         root = Path(folder)
         process = subprocess.Popen(
             [sys.executable, "-m", "chapters.ch09.tests.killed_run", folder],
@@ -397,26 +240,12 @@ def killed_and_resumed() -> DemoFile:
         finally:
             process.kill()
             process.wait()
-        quiet = Console(out=io.StringIO(), err=io.StringIO(), fancy=False)
-        log, history = open_session(root, "", chapter=9, console=quiet)
-        agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
-        demo = DemoWorkspace.build(folder, ch09_tools(Workspace(root), agents))
         said = scripted_text("wait may not have run: I look before I retry.")
-        agent = ch09_agent(
-            model=AgentStreams({killed_run.PROMPT: [text_stream(said)]}, name="scripted-model"),
-            console=quiet,
-            asker=asker(quiet, False),
-            workspace=demo.root,
-            policy=demo.policy,
-            audit=demo.audit,
-            hooks=demo.hooks,
-            plan=TodoPlan(),
-            agents=agents,
-            log=log,
-            home=root / "home",
-        )
-        run_agent("Did it build?", agent, history=history)
-        text = log.path.read_text(encoding="utf-8").replace(log.session_id, "<session-id>")
+        model = AgentStreams({killed_run.PROMPT: [text_stream(said)]}, name="scripted-model")
+        args = ["--resume", "--prompt", "Did it build?", "--workspace", folder]
+        run_recipe(find_chapter(9).recipe(), args, {HOME: Path(home)}, human=False, model=model)
+        (log,) = (root / SESSIONS_FOLDER).glob("*.jsonl")
+        text = masked_sessions({"log": log.read_text(encoding="utf-8")})["log"]
     caption = (
         "一次真实的运行在工具调用中途被 SIGKILL 杀掉（[chapters/ch09/tests/killed_run.py]"
         "(../chapters/ch09/tests/killed_run.py)），再由第 9 章的智能体 `--resume`："
@@ -425,108 +254,22 @@ def killed_and_resumed() -> DemoFile:
     return DemoFile(caption, text)
 
 
-# Chapter 10's prompt ends with the environment: this machine, the folder and the day. The
-# text shows a fixed one, so that it reads the same on every machine on every day.
-CH10_FOLDER = Path("<folder>")
-CH10_ENVIRONMENT = Environment(
-    "Linux", "bash", CH10_FOLDER, "not a git repository", date(2026, 5, 1)
-)
-CH10_STARTED = datetime(2026, 5, 1, 10, 0, 0)
-
-
-def run_ch10(console: Console, human: bool) -> str:
-    """Chapter 10 as the command line runs its demo: the streaming console, a new session
-    (named `<session-id>`, since a real id is a time and a random), and the fixed environment."""
-    streaming = StreamingConsole(
-        out=console.out, err=console.err, fancy=False, trace=console.tracing
-    )
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        ch10_demo.write_demo_workspace(root)
-        agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
-        demo = DemoWorkspace.build(folder, ch10_tools(Workspace(root), agents))
-        log, _ = open_session(
-            root,
-            None,
-            chapter=10,
-            console=streaming,
-            new_log=lambda: SessionLog(root, "<session-id>", chapter=10, started=CH10_STARTED),
-        )
-        agent = ch10_agent(
-            model=ch10_demo.demo_model(),
-            console=streaming,
-            asker=asker(streaming, human),
-            workspace=demo.root,
-            policy=demo.policy,
-            audit=demo.audit,
-            hooks=demo.hooks,
-            plan=TodoPlan(),
-            agents=agents,
-            log=log,
-            home=root / "home",
-            environment=CH10_ENVIRONMENT,
-        )
-        run_agent(ch10_demo.DEMO_PROMPT, agent)
-        return demo.audit_log()
-
-
-def run_ch11(console: Console, human: bool) -> str:
-    """Chapter 11 as the command line runs its demo: the recovery console, on the demo's clock
-    as it is when nobody watches (the wait is not slept, its lines are the same), a new session
-    named `<session-id>` and chapter 10's fixed environment."""
-    clock = ch11_demo.DemoClock(watched=False)
-    recovering = RecoveryConsole(
-        out=console.out, err=console.err, fancy=False, trace=console.tracing, clock=clock
-    )
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        ch06_demo.write_demo_files(root)
-        agents = load_agents(root, root / "home", ch05_tools(Workspace(root)).names)
-        demo = DemoWorkspace.build(folder, ch10_tools(Workspace(root), agents))
-        log, _ = open_session(
-            root,
-            None,
-            chapter=11,
-            console=recovering,
-            new_log=lambda: SessionLog(root, "<session-id>", chapter=11, started=CH10_STARTED),
-        )
-        agent = ch11_agent(
-            model=ch11_demo.demo_model(),
-            console=recovering,
-            asker=asker(recovering, human),
-            workspace=demo.root,
-            policy=demo.policy,
-            audit=demo.audit,
-            hooks=demo.hooks,
-            plan=TodoPlan(),
-            agents=agents,
-            log=log,
-            home=root / "home",
-            environment=CH10_ENVIRONMENT,
-            clock=clock,
-        )
-        run_agent(ch11_demo.DEMO_PROMPT, agent)
-        return demo.audit_log()
-
-
-def ch10_demo_prompt(folder: Path) -> SystemPrompt:
-    """The prompt chapter 10's demo sends, as its run assembles it."""
-    workspace = Workspace(folder)
-    tools = ch10_tools(workspace).names
-    skills = load_skills(folder, folder / "home")
-    return ch10_prompt(workspace, folder / "home", CH10_ENVIRONMENT, tools, skills)
+# --- chapter 10's prompt, as `tutorial prompt` measures it --------------------------------
 
 
 def prompt_block(title: str) -> str:
     """`sections`: each section of the demo's prompt, its size and its source, as `tutorial
     prompt` measures them; `skills`: what each skill costs at each step of the disclosure."""
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        ch10_demo.write_demo_workspace(root)
-        if title == "sections":
-            return sections_table(ch10_demo_prompt(root))
+    recipe = find_chapter(10).recipe()
+    with tempfile.TemporaryDirectory() as home, demo_folder(recipe) as folder:
+        assert folder is not None
+        setup = recipe.setup(
+            {"workspace": folder}, {HOME: Path(home), ENVIRONMENT: FIXED_ENVIRONMENT}
+        )
+        if title == "sections":  # the prompt a run sends, as chapter 10's `prompt` makes it
+            return sections_table(assembled(setup, listed_tools(setup, filtered=True).names))
         if title == "skills":
-            return skills_table(root)
+            return skills_table(setup)
     raise SystemExit(f"no prompt block named {title!r}: sections or skills")
 
 
@@ -541,12 +284,12 @@ def sections_table(prompt: SystemPrompt) -> str:
     return "\n".join([*lines, f"total: {sent} of {count} sections sent, {total}"])
 
 
-def skills_table(root: Path) -> str:
+def skills_table(setup: Setup) -> str:
     """Per skill: its line in the index (every request), load_skill's result (when loaded),
     and each other file (when read)."""
-    workspace = Workspace(root)
+    workspace = setup.get(WORKSPACE)
     rows = [("skill", "index line", "load_skill", "other files")]
-    for skill in load_skills(root, root / "home").skills.values():
+    for skill in setup.get(SKILLS).skills.values():
         line = estimate_tokens(f"- {skill.name}: {skill.description}")
         loaded = estimate_tokens(load_skill_result(skill, workspace))
         others = sorted(p for p in skill.folder.rglob("*") if p.is_file() and p.name != SKILL_FILE)
@@ -560,19 +303,20 @@ def skills_table(root: Path) -> str:
     )
 
 
-DOCS: dict[Path, Demo] = {
-    ROOT / "docs" / "ch01-agent-loop.md": run_ch01,
-    ROOT / "docs" / "ch02-file-tools.md": run_ch02,
-    ROOT / "docs" / "ch03-permissions.md": run_ch03,
-    ROOT / "docs" / "ch04-hooks.md": run_ch04,
-    ROOT / "docs" / "ch05-todo.md": run_ch05,
-    ROOT / "docs" / "ch06-subagents.md": run_ch06,
-    ROOT / "docs" / "ch07-streaming-parallel.md": run_ch07,
-    ROOT / "docs" / "ch08-compaction.md": run_ch08,
-    ROOT / "docs" / "ch09-memory.md": run_ch09,
-    ROOT / "docs" / "ch10-prompt-assembly.md": run_ch10,
-    ROOT / "docs" / "ch11-recovery.md": run_ch11,
-}
+# --- the recipe ------------------------------------------------------------------------------
+
+
+def recipe_block(title: str, chapter: int) -> str:
+    """The chapter's recipe as `tutorial recipe` lists it, or (`diff`) the part of
+    `tutorial diff` that shows what the chapter changes in the recipe it extends."""
+    if title == "diff":
+        return recipe_diff(find_chapter(chapter)).rstrip("\n")
+    if not title:
+        return listing(find_chapter(chapter).recipe()).rstrip("\n")
+    raise SystemExit(f"no recipe block named {title!r}: <!-- recipe --> or <!-- recipe: diff -->")
+
+
+TEXTS = sorted((ROOT / "docs").glob("ch[0-9][0-9]-*.md"))
 
 
 @dataclass(frozen=True)
@@ -584,21 +328,24 @@ class DemoOutput:
     files: dict[str, DemoFile]  # the files the traced run wrote, by name, if it says
 
 
-def demo_output(run: Demo) -> DemoOutput:
-    traced = io.StringIO()
-    wrote = run(Console(out=io.StringIO(), err=traced, fancy=False, trace=True), False)
-    files = wrote if isinstance(wrote, dict) else {"audit": DemoFile("", wrote)}
-    text, documents = traced.getvalue(), {}
+def demo_output(chapter: int) -> DemoOutput:
+    traced, files = run_demo(chapter, traced=True)
+    printed, _ = run_demo(chapter, traced=False)
+    if chapter == 9:  # its text shows what a killed run leaves, and how it is resumed
+        files["killed"] = killed_and_resumed()
+    texts = masked_sessions({"traced": traced, **{n: f.text for n, f in files.items()}})
+    text = texts.pop("traced")
+    printed = masked_sessions({"printed": printed})["printed"]
+    files = {name: DemoFile(files[name].caption, texts[name]) for name in files}
+    documents: dict[str, Any] = {}
     seen: dict[str, int] = {}  # how often each title was printed so far
     for match in re.finditer(r"^--- (?P<title>.+?) ---\n", text, re.M):
         title = match["title"]
         seen[title] = seen.get(title, 0) + 1
         document, _ = json.JSONDecoder().raw_decode(text, match.end())
         documents[title] = documents[f"{title} #{seen[title]}"] = document  # the last, and each
-    printed = io.StringIO()
-    run(Console(out=printed, err=printed, fancy=False), True)
     audit = files["audit"].text if "audit" in files else ""
-    return DemoOutput(documents, text, printed.getvalue().rstrip("\n"), audit, files)
+    return DemoOutput(documents, text, printed.rstrip("\n"), audit, files)
 
 
 def audit_block(audit: str) -> str:
@@ -688,12 +435,24 @@ def definition(reference: str) -> tuple[int, str]:
     for owner in owners:
         nodes = next(n.body for n in nodes if isinstance(n, ast.ClassDef) and n.name == owner)
     for node in nodes:
-        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == wanted:
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        if _defines(node, wanted):
+            decorators = getattr(node, "decorator_list", [])
+            first = min([node.lineno, *(d.lineno for d in decorators)])
             lines = source.splitlines()[first - 1 : node.end_lineno]
             indent = len(lines[0]) - len(lines[0].lstrip())
             return first, "\n".join(line[indent:] for line in lines)
-    raise SystemExit(f"no function {name} in {path}")
+    raise SystemExit(f"no function, class or assignment {name} in {path}")
+
+
+def _defines(node: ast.stmt, name: str) -> bool:
+    """Whether `node` defines `name`: a function, a class, or an assignment (`RECIPE = ...`)."""
+    if isinstance(node, ast.FunctionDef | ast.ClassDef):
+        return node.name == name
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+    if isinstance(node, ast.AnnAssign):
+        return isinstance(node.target, ast.Name) and node.target.id == name
+    return False
 
 
 LOOP = "chapters/ch01/loop.py run_agent"
@@ -721,7 +480,7 @@ def console_block(printed: str) -> str:
     return re.sub(r"(\[y(?:/a)?/N\]) ", r"\1 y\n", "\n".join(lines))
 
 
-def render(text: str, run: Demo, chapter: int) -> str:
+def render(text: str, chapter: int) -> str:
     cache: list[DemoOutput] = []
     command = f"python -m tutorial run --chapter {chapter} --demo"
     demo_file = f"chapters/ch{chapter:02d}/demo.py"
@@ -739,11 +498,16 @@ def render(text: str, run: Demo, chapter: int) -> str:
             "（[chapters/ch10/tokens.py](../chapters/ch10/tokens.py)）：索引里的一行、"
             "`load_skill` 的结果、其他文件的内容"
         ),
+        "recipe": f"由 `python -m tutorial recipe --chapter {chapter}` 生成",
+        "recipe: diff": (
+            f"由 `python -m tutorial diff --chapter {chapter}` 生成：代码的 diff 之后，"
+            f"是第 {chapter} 章的配方相对第 {chapter - 1} 章的变化"
+        ),
     }
 
     def demo() -> DemoOutput:
         if not cache:
-            cache.append(demo_output(run))
+            cache.append(demo_output(chapter))
         return cache[0]
 
     def replace(match: re.Match[str]) -> str:
@@ -762,6 +526,8 @@ def render(text: str, run: Demo, chapter: int) -> str:
             body, caption = log_block(title, demo().files)
         elif kind == "prompt":
             body, caption = prompt_block(title), captions[f"prompt: {title}"]
+        elif kind == "recipe":
+            body, caption = recipe_block(title, chapter), captions[f"recipe: {title}".rstrip(": ")]
         else:
             body, caption = console_block(demo().printed), captions[kind]
         ticks = "`" * max([3, *(len(run) + 1 for run in re.findall(r"^`{3,}", body, re.M))])
@@ -775,9 +541,9 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="only report texts out of date")
     check = parser.parse_args().check
     stale = []
-    for path, run in DOCS.items():
+    for path in TEXTS:
         text = path.read_text(encoding="utf-8")
-        updated = render(text, run, int(path.name[2:4]))
+        updated = render(text, int(path.name[2:4]))
         if updated == text:
             continue
         stale.append(path.relative_to(ROOT).as_posix())

@@ -39,7 +39,6 @@ def parse(command: str) -> None:
     name, *rest = args
     words = f"{name} {rest[0]}" if name == "permissions" and rest else name
     if words in CHAPTER_COMMANDS:  # permissions check, agents, prompt, sessions
-        spec = CHAPTER_COMMANDS[words]
         group: click.Group = cli
         for word in words.split()[:-1]:
             found = group.get_command(click.Context(group), word)
@@ -48,7 +47,8 @@ def parse(command: str) -> None:
         dispatcher = group.get_command(click.Context(group), words.split()[-1])
         assert dispatcher is not None
         sub = dispatcher.make_context(words, rest[len(words.split()) - 1 :])
-        chapter = find_chapter(sub.params["chapter"]).command(spec.attribute)
+        recipe = find_chapter(sub.params["chapter"]).recipe()
+        chapter = recipe.subcommands().get(words)  # what the chapter's parts bring
         assert chapter is not None, f"chapter {sub.params['chapter']} has no {words}"
         chapter.make_context(words, list(sub.params["args"]))
         return
@@ -63,8 +63,7 @@ def parse(command: str) -> None:
 
 
 def _parse_chapter(number: int, args: list[str]) -> None:
-    command = find_chapter(number).command()
-    assert command is not None
+    command = find_chapter(number).recipe().command()
     context = command.make_context(f"chapter {number}", args)
     assert context.params["demo"] or context.params["prompt"], "needs --prompt or --demo"
     if number >= 2 and context.params["workspace"] is not None:

@@ -5,9 +5,8 @@ so a check that asked only the policy said `allow` where the run denies. The che
 now runs them the same way, on an event whose input holds the one argument the
 check knows (the key argument: `{"command": "ls"}`). They are the user's own
 programs, so the output says which ran and on what; `--no-hooks` leaves them out,
-and the output says that too.
-
-    check_command = make_check_command(make_tools, PreToolUseAdviser(), hook_programs)
+and the output says that too. The hooks part (chapters/ch04/parts.py) is the adviser
+chapter 3's check asks (`HooksPart.adviser`).
 """
 
 from __future__ import annotations
