@@ -19,11 +19,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tutorial.catalog import Chapter  # noqa: E402
 from tutorial.recipe_listing import listing, recipe_chapters, recipe_of  # noqa: E402
 
 
 def listing_path(chapter: int) -> Path:
-    return ROOT / "chapters" / f"ch{chapter:02d}" / "recipe.txt"
+    return Chapter(chapter, "", "").listing
 
 
 def stale_listings(write: bool) -> list[str]:

@@ -34,6 +34,12 @@ class Chapter:
     def folder(self) -> Path:
         return CHAPTERS_ROOT / f"ch{self.number:02d}"
 
+    @property
+    def listing(self) -> Path:
+        """The recipe's listing, checked in beside it (scripts/write_recipes.py writes it,
+        tests/test_recipe_listing.py fails when it is not what the recipe resolves to)."""
+        return self.folder / "recipe.txt"
+
     def recipe(self) -> Recipe:
         """The chapter's recipe (chapters/chNN/agent.py), imported only now."""
         recipe: Recipe = importlib.import_module(f"{self.package}.agent").RECIPE

@@ -126,17 +126,17 @@ def recipe_stat(chapter: Chapter) -> str:
 
 
 def _listings(chapter: Chapter) -> tuple[int | None, tuple[str, str]] | None:
-    """The chapter its recipe extends (None: none) and both listings ("" for none)."""
-    from tutorial.recipe_listing import listing, recipe_of
-
-    recipe = recipe_of(chapter.number)
-    if recipe is None:
+    """The chapter its recipe extends (None: none) and both listings ("" for none), read
+    from the checked-in files, so that `diff` imports no chapter; None without a listing."""
+    if not chapter.listing.exists():
         return None
-    base = recipe.base
-    return (
-        base.chapter if base else None,
-        (listing(base) if base else "", listing(recipe)),
-    )
+    new = chapter.listing.read_text(encoding="utf-8")
+    extending = re.search(r"extending chapter (\d+)'s", new.partition("\n")[0])
+    if extending is None:
+        return None, ("", new)
+    base = int(extending.group(1))
+    old = Chapter(base, "", "").listing.read_text(encoding="utf-8")
+    return base, (old, new)
 
 
 def chapter_stat(chapter: Chapter) -> str:
