@@ -25,7 +25,7 @@ from functools import cache
 from importlib import import_module
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from chapters.ch02.workspace import Workspace
 from shared.agent import AgentSpec
@@ -36,7 +36,14 @@ from shared.parts import Setup
 from shared.recipe import Recipe, build_agent
 from shared.slots import Key
 
-M = TypeVar("M", bound=ModelClient)  # the model a rig makes: a scripted one, its requests kept
+
+class RecordingModel(ModelClient, Protocol):
+    """A test's model: it keeps every request it received, in order."""
+
+    requests: list[dict[str, Any]]
+
+
+M = TypeVar("M", bound=RecordingModel)  # the model a rig makes
 
 # Every `Key` a chapter's parts module (or the spine) declares may be given by its name
 # in lower case (`WORKSPACE` as `workspace=`), as these other names too.
@@ -149,7 +156,6 @@ class AgentRun(Generic[M]):
     makes its model in `make_model` and says what it gives `agent_of` in `given`.
     `options` are more of the same, for one test."""
 
-    chapter: ClassVar[int]
     tmp_path: Path
     _: KW_ONLY
     console: Console = field(default_factory=quiet_console)
@@ -157,6 +163,11 @@ class AgentRun(Generic[M]):
     history: list[Message] = field(default_factory=list)
     model: M | None = None  # the rig's model, once built
     spec: AgentSpec | None = None
+
+    @property
+    def chapter(self) -> int:
+        """Whose recipe builds the agent: a rig sets it (`chapter = 8`)."""
+        raise NotImplementedError(f"{type(self).__name__} names no chapter")
 
     @property
     def root(self) -> Path:
@@ -198,8 +209,9 @@ class AgentRun(Generic[M]):
     @property
     def requests(self) -> list[dict[str, Any]]:
         """Every request the model received, in order."""
-        requests: list[dict[str, Any]] = self.model.requests  # a scripted model's
-        return requests
+        if self.model is None:
+            raise AssertionError("run the agent first: it has no model yet")
+        return self.model.requests
 
     def results(self) -> list[str]:
         """The tool messages' contents, in the history's order."""

@@ -1,8 +1,8 @@
 """A chapter's recipe: the previous chapter's parts, with its own added, replaced or removed.
 
-From a recipe this module builds everything the chapter used to write by hand:
-the command (the common options, then each part's), the agent of one run
-(`build_agent`), a child's tools and features (`Build.child_parts`), the tool
+From a recipe this module builds everything a chapter would otherwise write by
+hand: the command (the common options, then each part's), the agent of one run
+(`build_agent`), a child's tools and features (`child_parts`), the tool
 list that only reads names (`listed_tools`), and the resolved composition a
 reader reads (`python -m tutorial recipe`, tutorial/recipe_listing.py).
 

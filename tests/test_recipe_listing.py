@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tutorial.recipe_listing import listing, recipe_chapters, recipe_of
 from tutorial.catalog import find_chapter
 from tutorial.cli import cli
 from tutorial.diff import chapter_diff, chapter_stat
+from tutorial.recipe_listing import listing, recipe_chapters, recipe_of
 
 ROOT = Path(__file__).resolve().parent.parent
 

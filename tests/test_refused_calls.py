@@ -58,7 +58,7 @@ def asked(agent: AnyChapter) -> list[str]:
 def test_an_identical_repeat_of_a_refused_call_is_refused_without_asking_the_human(
     number: int, tmp_path: Path
 ) -> None:
-    agent = AnyChapter(number, tmp_path, script(), human(number, "n", "n"))
+    agent = AnyChapter(tmp_path, number, human(number, "n", "n"), model=script())
     assert agent.run() == "It was not run."
     assert asked(agent) == ["rm -rf build", "rm -rf dist"]  # each command once
     assert agent.runner.commands == []
@@ -74,7 +74,7 @@ def test_an_identical_repeat_of_a_refused_call_is_refused_without_asking_the_hum
 def test_a_refusal_with_text_is_remembered_with_its_text_and_the_repeat_is_audited(
     number: int, tmp_path: Path
 ) -> None:
-    agent = AnyChapter(number, tmp_path, script(), human(number, "n use ls first", "n"))
+    agent = AnyChapter(tmp_path, number, human(number, "n use ls first", "n"), model=script())
     agent.run()
     assert asked(agent) == ["rm -rf build", "rm -rf dist"]
     second = agent.results()[1]
@@ -101,7 +101,7 @@ def test_an_approved_call_is_asked_again_next_time(number: int, tmp_path: Path) 
             response("built twice"),
         ]
     )
-    agent = AnyChapter(number, tmp_path, model, human(number, "y", "y"))
+    agent = AnyChapter(tmp_path, number, human(number, "y", "y"), model=model)
     assert agent.run() == "built twice"
     assert asked(agent) == ["make", "make"]
     assert agent.runner.commands == ["make", "make"]

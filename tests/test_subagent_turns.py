@@ -49,7 +49,7 @@ class Family:
 @pytest.mark.parametrize("number", FROM_6)
 def test_the_parents_max_turns_caps_a_childs(number: int, tmp_path: Path) -> None:
     model = Family()
-    agent = AnyChapter(number, tmp_path, model, ScriptedAsker([]), max_turns=3)
+    agent = AnyChapter(tmp_path, number, ScriptedAsker([]), model=model, max_turns=3)
     assert agent.run() == "the parent answered"
     assert len(model.child) == 3 < DEFAULT_MAX_TURNS
     [result] = agent.results()
@@ -61,7 +61,7 @@ def test_the_parents_max_turns_caps_a_childs(number: int, tmp_path: Path) -> Non
 @pytest.mark.parametrize("number", FROM_6)
 def test_a_child_keeps_its_own_smaller_max_turns(number: int, tmp_path: Path) -> None:
     model = Family()
-    agent = AnyChapter(number, tmp_path, model, ScriptedAsker([]), max_turns=30)
+    agent = AnyChapter(tmp_path, number, ScriptedAsker([]), model=model, max_turns=30)
     agent.run()
     assert len(model.child) == DEFAULT_MAX_TURNS
     assert "its definition says" not in agent.results()[0]

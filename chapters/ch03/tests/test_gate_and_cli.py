@@ -17,7 +17,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
@@ -26,10 +26,9 @@ import pytest
 from click.testing import Result
 
 import shared.approval as approval_module
-from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer
 from chapters.ch01.tests.cli_support import model_env
-from chapters.ch01.tests.harness import FakeRunner, plain_console, printed, result_of
+from chapters.ch01.tests.harness import FakeRunner, plain_console
 from chapters.ch02.tests.cli_support import keep_demo_folder
 from chapters.ch02.workspace import Workspace
 from chapters.ch03 import demo as demo_module
@@ -50,14 +49,12 @@ from chapters.ch03.tests.support import (
     tutorial,
     write_json,
 )
-from chapters.testing import agent_of
-from shared.agent import AgentSpec
+from chapters.testing import AgentRun, agent_of
 from shared.approval import ApprovalRequest
 from shared.calls import PendingCall
 from shared.completion import ModelClient
 from shared.config import Settings
-from shared.console import Console
-from shared.messages import FunctionCall, Message, ToolCall
+from shared.messages import FunctionCall, ToolCall
 from shared.openai_client import OpenAIChatModel
 from shared.process import IS_WINDOWS, CommandOutcome
 from shared.scripted import ScriptedModel, Step, response
@@ -74,17 +71,35 @@ pytestmark = pytest.mark.usefixtures("isolated")
 
 
 @dataclass
-class Agent:
-    root: Path
-    runner: FakeRunner
-    asker: ScriptedAsker
-    console: Console
-    spec: AgentSpec  # as chapter 3's recipe builds it; the model is set per run
-    history: list[Message]
-    model: ScriptedModel | None = None
+class Agent(AgentRun[ScriptedModel]):
+    """Chapter 3's agent as its command builds it, built when made (tests reach into its gate
+    before a run); each run sets its model. Its workspace is tmp_path itself, as these
+    tests have always had it, its home folder within it."""
+
+    chapter = 3
+    asker: ScriptedAsker = field(default_factory=lambda: ScriptedAsker([]))
+    runner: FakeRunner = field(default_factory=FakeRunner)
+
+    @property
+    def root(self) -> Path:
+        return self.tmp_path
+
+    def make_model(self) -> ScriptedModel:
+        return ScriptedModel([])  # each run gives its own
+
+    def given(self) -> dict[str, Any]:
+        return {"asker": self.asker, "runner": self.runner}
+
+    def run(self, *steps: Step, model: ModelClient | None = None) -> str:  # type: ignore[override]
+        """Run the loop on `steps` (or on `model`) with the gate in step 4."""
+        if model is None:
+            model = self.model = ScriptedModel(steps)
+        self.spec = replace(self.spec or self.build(), model=model)
+        return super().run()
 
     @property
     def gate(self) -> PermissionGate:
+        assert self.spec is not None
         gate = self.spec.calls.authorize[0]
         assert isinstance(gate, PermissionGate)
         return gate
@@ -99,20 +114,8 @@ class Agent:
 
     @property
     def tools(self) -> ToolRegistry:
+        assert self.spec is not None
         return self.spec.tools
-
-    def run(self, *steps: Step, model: ModelClient | None = None) -> str:
-        """Run the loop with the gate in step 4; the approver must never be asked."""
-        if model is None:
-            self.model = ScriptedModel(steps)
-        spec = replace(self.spec, model=model or cast(ModelClient, self.model))
-        return run_agent("do the task", spec, history=self.history)
-
-    def result(self, call_id: str) -> str:
-        return result_of(self.history, call_id)
-
-    def console_text(self) -> str:
-        return printed(self.console)
 
     def asked(self) -> list[Mapping[str, Any]]:
         return [request.arguments for request in self.asker.requests]
@@ -136,24 +139,15 @@ def make_agent(
     files (a home folder of its own) and these flags, its audit log in the workspace."""
     if settings is not None:
         write_json(tmp_path / PROJECT_SETTINGS, settings)
-    runner = runner or FakeRunner()
-    asker = ScriptedAsker(list(answers))
-    console = plain_console()
-    given: dict[str, Any] = {} if audit is None else {"audit": audit}  # else the command's
-    spec = agent_of(
-        3,
-        model=ScriptedModel([]),
-        console=console,
-        workspace=Workspace(tmp_path),
-        home=tmp_path / "home",
-        asker=asker,
-        runner=runner,
-        mode=mode,
-        allow=allow,
-        deny=deny,
-        **given,
+    flags: dict[str, Any] = {"mode": mode, "allow": allow, "deny": deny}
+    agent = Agent(
+        tmp_path,
+        ScriptedAsker(list(answers)),
+        runner or FakeRunner(),
+        options=flags if audit is None else {**flags, "audit": audit},  # none: the command's
     )
-    return Agent(tmp_path, runner, asker, console, spec, [])
+    agent.build()
+    return agent
 
 
 def decisions(lines: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
@@ -235,7 +229,7 @@ def test_always_runs_and_allows_the_same_call_later_without_asking(tmp_path: Pat
     )
     assert agent.asked() == [{"command": "git status"}, {"command": "git status --short"}]
     assert agent.runner.commands == ["git status", "git status"]
-    assert "added for this run: allow shell(git status)" in agent.console_text()
+    assert "added for this run: allow shell(git status)" in agent.printed()
     assert agent.result("c2").startswith("ok: ")
     assert agent.result("c3").startswith("denied")
     c2 = [line for line in agent.audit_lines() if line["tool_call_id"] == "c2"]
@@ -254,7 +248,7 @@ def test_always_on_a_compound_command_allows_exactly_that_command(tmp_path: Path
     )
     assert agent.asked() == [{"command": "echo hi && rm -rf x"}, {"command": "echo hi && rm -rf y"}]
     assert agent.runner.commands == ["echo hi && rm -rf x", "echo hi && rm -rf x"]
-    assert "added for this run: allow shell(echo hi && rm -rf x)" in agent.console_text()
+    assert "added for this run: allow shell(echo hi && rm -rf x)" in agent.printed()
 
 
 def test_always_on_a_command_ending_in_colon_star_allows_only_that_command(
@@ -452,7 +446,7 @@ def test_an_audit_log_that_cannot_be_created_denies_every_call(tmp_path: Path) -
         assert agent.result(call_id) == (
             "denied: the decision could not be written to the audit log, so the call did not run."
         )
-    assert "cannot write the audit log" in agent.console_text()
+    assert "cannot write the audit log" in agent.printed()
 
 
 class FullDisk(io.StringIO):
@@ -548,7 +542,7 @@ def test_an_audit_path_that_can_no_longer_be_written_denies(tmp_path: Path) -> N
     agent.run(turn(shell("c1", "git status")), the_log_becomes_a_folder, DONE)
     assert agent.runner.commands == ["git status"]  # c1 only
     assert agent.result("c2").startswith("denied: the decision could not be written")
-    assert "cannot write the audit log" in agent.console_text()
+    assert "cannot write the audit log" in agent.printed()
 
 
 # --- 6. a policy that raises denies --------------------------------------------------------
@@ -853,8 +847,8 @@ def test_two_open_calls_with_one_id_each_get_their_own_outcome(tmp_path: Path) -
     decided before the first one finished. Each outcome line must name its own call."""
     (tmp_path / "a.txt").write_text("hello\n", encoding="utf-8")
     agent = make_agent(tmp_path)
-    snapshot = agent.spec.tools.snapshot()
-    gate = agent.spec.calls.authorize[0]
+    snapshot = agent.tools.snapshot()
+    gate = agent.gate
     assert isinstance(gate, PermissionGate)
     first, second = (
         PendingCall(cast(PreparedCall, snapshot.prepare(one)), agent=name)

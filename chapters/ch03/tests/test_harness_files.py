@@ -118,7 +118,7 @@ def test_an_audit_folder_linked_outside_denies_every_call_and_writes_nothing_the
     assert agent.runner.commands == []
     assert agent.result("c1") == DENIED
     assert list(outside.iterdir()) == []
-    assert ".tutorial leads outside" in agent.console_text()
+    assert ".tutorial leads outside" in agent.printed()
 
 
 def test_an_audit_file_that_is_a_link_denies_and_its_target_is_untouched(
@@ -130,7 +130,7 @@ def test_an_audit_file_that_is_a_link_denies_and_its_target_is_untouched(
     assert agent.runner.commands == []
     assert agent.result("c1") == DENIED
     assert target.read_bytes() == b"mine\n"
-    assert "audit.jsonl is a link" in agent.console_text()
+    assert "audit.jsonl is a link" in agent.printed()
 
 
 def test_an_audit_file_swapped_for_a_link_mid_run_denies_the_next_call(

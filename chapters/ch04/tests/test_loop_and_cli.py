@@ -14,16 +14,15 @@ import json
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
-from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.chat_server import ChatServer
 from chapters.ch01.tests.cli_support import model_env
-from chapters.ch01.tests.harness import FakeRunner, plain_console, printed, result_of
+from chapters.ch01.tests.harness import FakeRunner
 from chapters.ch02.prompt import SYSTEM_PROMPT
 from chapters.ch02.reading import PAGE_LINES
 from chapters.ch02.tests.cli_support import keep_demo_folder
@@ -45,14 +44,12 @@ from chapters.ch04.demo import DEMO_NOTE, python_command, write_demo_settings
 from chapters.ch04.hooks import Hook, HookEvent, HookReply, Hooks, command_hook
 from chapters.ch04.loop_hooks import MAX_STOP_REFUSALS, HookBlockedError, StopRefusedError
 from chapters.ch04.settings import load_hooks
-from chapters.testing import agent_of
+from chapters.testing import AgentRun
 from shared.agent import DEFAULT_MAX_TURNS
 from shared.completion import ModelClient
 from shared.config import Settings
-from shared.console import Console
 from shared.decisions import Decision
 from shared.errors import AgentLimitError
-from shared.messages import Message
 from shared.openai_client import OpenAIChatModel
 from shared.scripted import ScriptedModel, Step, response
 
@@ -68,63 +65,51 @@ pytestmark = pytest.mark.usefixtures("isolated")
 
 
 @dataclass
-class Agent:
-    root: Path
-    workspace: Workspace
-    home: Path
-    flags: Mapping[str, Any]  # --mode, --allow, --deny
-    runner: FakeRunner
-    asker: ScriptedAsker
-    audit: AuditLog
-    console: Console
-    hooks: Hooks
-    history: list[Message]
-    model: ScriptedModel | None = None
+class Agent(AgentRun[ScriptedModel]):
+    """Chapter 4's agent in tmp_path/ws, as its recipe builds it (the policy from the settings
+    files and the flags in `options`) with `hooks`, built for its run."""
 
-    def run(
+    chapter = 4
+    hooks: Hooks = field(default_factory=Hooks)
+    asker: ScriptedAsker = field(default_factory=lambda: ScriptedAsker([]))
+    runner: FakeRunner = field(default_factory=FakeRunner)
+
+    @property
+    def workspace(self) -> Workspace:
+        return Workspace(self.root)
+
+    @property
+    def audit_path(self) -> Path:
+        return self.tmp_path / "audit" / "audit.jsonl"
+
+    def make_model(self) -> ScriptedModel:
+        return self.model or ScriptedModel([])  # the one `run` made
+
+    def given(self) -> dict[str, Any]:
+        audit = AuditLog(self.audit_path)
+        return {"asker": self.asker, "audit": audit, "hooks": self.hooks, "runner": self.runner}
+
+    def run(  # type: ignore[override]
         self,
         *steps: Step,
         prompt: str = "do the task",
         max_turns: int = DEFAULT_MAX_TURNS,
         model: ModelClient | None = None,
     ) -> str:
-        """Chapter 4's agent, as its recipe builds it (the policy from the settings files and
-        the flags), for one run."""
-        if model is None:
-            self.model = ScriptedModel(steps)
-        spec = agent_of(
-            4,
-            model=model or cast(ModelClient, self.model),
-            console=self.console,
-            asker=self.asker,
-            workspace=self.workspace,
-            home=self.home,
-            audit=self.audit,
-            hooks=self.hooks,
-            max_turns=max_turns,
-            runner=self.runner,
-            **self.flags,
-        )
-        return run_agent(prompt, spec, history=self.history)
-
-    @property
-    def requests(self) -> list[list[dict[str, Any]]]:
-        """The messages of every request the model received."""
-        assert self.model is not None
-        return [request["messages"] for request in self.model.requests]
-
-    def result(self, call_id: str) -> str:
-        return result_of(self.history, call_id)
+        """One run on `steps`, or on `model` (the real SDK's, which keeps no requests)."""
+        self.model = ScriptedModel(steps)
+        self.options = {**self.options, "max_turns": max_turns}
+        spec = self.build()
+        if model is not None:
+            self.spec = replace(spec, model=model)  # chapter 4's recipe layers no model
+        return super().run(prompt)
 
     def ran(self, event: HookEvent) -> list[str]:
         return [name for e, name in self.hooks.ran if e is event]
 
-    def console_text(self) -> str:
-        return printed(self.console)
-
     def audit_lines(self) -> list[tuple[str, str, str]]:
         return [
-            (a["tool_call_id"], a["decision"], a["source"]) for a in read_audit(self.audit.path)
+            (a["tool_call_id"], a["decision"], a["source"]) for a in read_audit(self.audit_path)
         ]
 
 
@@ -139,25 +124,15 @@ def make_agent(
 ) -> Agent:
     """An agent in tmp_path/ws with the hooks of its settings files (as the CLI loads them),
     then `hooks`."""
-    root = tmp_path / "ws"
-    root.mkdir(exist_ok=True)
-    if settings is not None:
-        write_json(root / PROJECT_SETTINGS, settings)
-    workspace = Workspace(root)
-    home = tmp_path / "home"
-    loaded = Hooks([*load_hooks(workspace, home), *hooks])
-    return Agent(
-        root,
-        workspace,
-        home,
-        {"mode": mode, "allow": allow, "deny": deny},
-        FakeRunner(),
-        ScriptedAsker(list(answers)),
-        AuditLog(tmp_path / "audit" / "audit.jsonl"),
-        plain_console(),
-        loaded,
-        [],
+    agent = Agent(
+        tmp_path,
+        asker=ScriptedAsker(list(answers)),
+        options={"mode": mode, "allow": allow, "deny": deny},
     )
+    if settings is not None:
+        write_json(agent.root / PROJECT_SETTINGS, settings)
+    agent.hooks = Hooks([*load_hooks(agent.workspace, agent.home), *hooks])
+    return agent
 
 
 Answer = HookReply | Exception | None
@@ -217,7 +192,7 @@ def test_user_prompt_submit_context_follows_the_prompt_in_the_first_request(
     )
     assert agent.run(DONE, prompt="fix the bug") == "done"
     [first] = agent.requests
-    assert [(m["role"], m["content"]) for m in first] == [
+    assert [(m["role"], m["content"]) for m in first["messages"]] == [
         ("system", SYSTEM_PROMPT),
         ("user", "fix the bug"),
         ("user", "[UserPromptSubmit hook] you are on branch main\ntoday is Monday"),
@@ -230,7 +205,7 @@ def test_user_prompt_submit_context_follows_the_prompt_in_the_first_request(
 def test_user_prompt_submit_without_context_adds_nothing(tmp_path: Path) -> None:
     agent = make_agent(tmp_path, hook(PROMPT, "quiet", HookReply(Decision.ALLOW, "fine")))
     agent.run(DONE)
-    assert [m["role"] for m in agent.requests[0]] == ["system", "user"]
+    assert [m["role"] for m in agent.requests[0]["messages"]] == ["system", "user"]
 
 
 def test_a_user_prompt_submit_block_raises_and_no_request_is_sent(tmp_path: Path) -> None:
@@ -270,7 +245,7 @@ def test_a_pre_tool_use_deny_keeps_the_call_from_running_and_tells_the_model_why
     assert agent.audit_lines() == [
         ("c1", "deny", "PreToolUse hook freeze: the repo is frozen today")
     ]
-    assert tool_messages(agent.requests[1]) == {"c1": content}
+    assert tool_messages(agent.requests[1]["messages"]) == {"c1": content}
 
 
 def test_a_pre_tool_use_allow_runs_a_call_that_would_ask_without_asking(tmp_path: Path) -> None:
@@ -416,7 +391,7 @@ def test_post_tool_use_context_is_appended_to_the_result_the_model_reads(tmp_pat
     plain = "ok: created a.txt; a.txt now has 1 line."
     [payload] = seen
     assert payload["result"] == {"status": "ok", "content": plain}
-    assert tool_messages(agent.requests[1]) == {
+    assert tool_messages(agent.requests[1]["messages"]) == {
         "c1": f"{plain}\n[PostToolUse hook] formatted a.txt\nlint: clean"
     }
 
@@ -484,7 +459,7 @@ def test_a_stop_refusal_goes_back_to_the_model_and_a_later_allow_ends_the_run(
     answer = agent.run(response("all done"), response("now really done"), prompt="fix it")
     assert answer == "now really done"
     assert len(agent.requests) == 2
-    assert agent.requests[1][-2:] == [
+    assert agent.requests[1]["messages"][-2:] == [
         {"role": "assistant", "content": "all done"},
         {"role": "user", "content": "[Stop hook] Do not stop yet: tests: 2 tests fail"},
     ]
@@ -495,7 +470,7 @@ def test_a_stop_refusal_goes_back_to_the_model_and_a_later_allow_ends_the_run(
         "prompt": "fix it",
         "answer": "all done",
     }
-    assert "Stop hook refused the stop: tests: 2 tests fail" in agent.console_text()
+    assert "Stop hook refused the stop: tests: 2 tests fail" in agent.printed()
 
 
 def test_consecutive_stop_refusals_are_bounded(tmp_path: Path) -> None:
@@ -580,7 +555,7 @@ def test_a_failing_user_prompt_submit_hook_blocks_the_prompt_and_says_why(
 def test_a_stop_hook_that_crashes_refuses_the_stop(tmp_path: Path) -> None:
     agent = make_agent(tmp_path, hook(STOP, "flaky", RuntimeError("no pytest"), None))
     assert agent.run(response("first"), response("second")) == "second"
-    assert agent.requests[1][-1] == {
+    assert agent.requests[1]["messages"][-1] == {
         "role": "user",
         "content": "[Stop hook] Do not stop yet: flaky: crashed (RuntimeError: no pytest)",
     }
@@ -799,7 +774,7 @@ def test_stop_context_follows_the_refusal(tmp_path: Path) -> None:
     refusal = HookReply(Decision.DENY, "tests fail", context="FAILED test_calc.py::test_add")
     agent = make_agent(tmp_path, hook(HookEvent.STOP, "tests", refusal, None))
     assert agent.run(response("done?"), DONE) == "done"
-    assert agent.requests[1][-1] == {
+    assert agent.requests[1]["messages"][-1] == {
         "role": "user",
         "content": "[Stop hook] Do not stop yet: tests: tests fail\nFAILED test_calc.py::test_add",
     }

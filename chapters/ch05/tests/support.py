@@ -9,15 +9,13 @@ plan view under the console's spinner, and the plan's reminder. Only the model (
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chapters.ch01.loop import run_agent
-from chapters.ch01.tests.harness import FakeRunner, printed, result_of
+from chapters.ch01.tests.harness import FakeRunner
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import ScriptedAsker
 from chapters.ch03.audit import AuditLog
@@ -25,10 +23,9 @@ from chapters.ch03.policy import Mode
 from chapters.ch04.hooks import Hook, Hooks
 from chapters.ch05.reminder import PlanReminder
 from chapters.ch05.todo import REMIND_AFTER, TODO_TOOL, TodoPlan
-from chapters.testing import agent_of
-from shared.agent import DEFAULT_MAX_TURNS, AgentSpec
+from chapters.testing import AgentRun, quiet_console
+from shared.agent import DEFAULT_MAX_TURNS
 from shared.console import Console
-from shared.messages import Message
 from shared.scripted import ScriptedModel, Step, response, tool_call
 from shared.tools import ToolRegistry
 
@@ -83,11 +80,12 @@ def is_reminder(message: Mapping[str, Any]) -> bool:
     return message["role"] == "user" and str(message["content"]).startswith(REMINDER_PREFIX)
 
 
-def reminded_at(requests: Sequence[Sequence[Mapping[str, Any]]]) -> list[int]:
+def reminded_at(requests: Sequence[Mapping[str, Any]]) -> list[int]:
     """The 1-based numbers of the requests a reminder was added to, checking the history
     holds no reminder anywhere else."""
     added = []
-    for number, messages in enumerate(requests, start=1):
+    for number, request in enumerate(requests, start=1):
+        messages = request["messages"]
         if messages and is_reminder(messages[-1]):
             added.append(number)
         assert sum(is_reminder(m) for m in messages) == len(added), (
@@ -99,49 +97,39 @@ def reminded_at(requests: Sequence[Sequence[Mapping[str, Any]]]) -> list[int]:
 # --- the agent -----------------------------------------------------------------------------
 
 
-def plain_console() -> Console:
-    return Console(out=io.StringIO(), err=io.StringIO(), fancy=False)
-
-
 @dataclass
-class Agent:
+class Agent(AgentRun[ScriptedModel]):
     """Chapter 5's agent in tmp_path/ws, from its recipe; built at its first run."""
 
-    tmp_path: Path
+    chapter = 5
     hooks: Sequence[Hook] = ()
     remind_after: int = REMIND_AFTER
     mode: Mode | None = None
-    console: Console = field(default_factory=plain_console)
     runner: FakeRunner = field(default_factory=FakeRunner)
-    history: list[Message] = field(default_factory=list)
-    model: ScriptedModel | None = None
-    spec: AgentSpec | None = None
 
     @property
     def workspace(self) -> Workspace:
-        root = self.tmp_path / "ws"
-        root.mkdir(exist_ok=True)
-        return Workspace(root)
+        return Workspace(self.root)
 
-    def run(
+    def make_model(self) -> ScriptedModel:
+        return self.model or ScriptedModel([])  # the one a test set, or the first run's
+
+    def given(self) -> dict[str, Any]:
+        return {
+            "asker": ScriptedAsker([]),
+            "audit": AuditLog(self.tmp_path / "audit.jsonl"),
+            "hooks": Hooks(list(self.hooks)),
+            "runner": self.runner,
+            "remind_after": self.remind_after,
+            "mode": self.mode,
+        }
+
+    def run(  # type: ignore[override]
         self, *steps: Step, prompt: str = "do the task", max_turns: int = DEFAULT_MAX_TURNS
     ) -> str:
         self.model = self.model or ScriptedModel(steps)
-        self.spec = self.spec or agent_of(
-            5,
-            model=self.model,
-            console=self.console,
-            workspace=self.workspace,
-            home=self.tmp_path / "home",
-            asker=ScriptedAsker([]),
-            audit=AuditLog(self.tmp_path / "audit.jsonl"),
-            hooks=Hooks(list(self.hooks)),
-            runner=self.runner,
-            max_turns=max_turns,
-            remind_after=self.remind_after,
-            mode=self.mode,
-        )
-        return run_agent(prompt, self.spec, history=self.history)
+        self.options = {**self.options, "max_turns": max_turns}
+        return super().run(prompt)
 
     @property
     def plan(self) -> TodoPlan:
@@ -155,18 +143,6 @@ class Agent:
         assert self.spec is not None, "run the agent first"
         return self.spec.tools
 
-    @property
-    def requests(self) -> list[list[dict[str, Any]]]:
-        """The messages of every request the model received, in order."""
-        assert self.model is not None
-        return [request["messages"] for request in self.model.requests]
-
-    def result(self, call_id: str) -> str:
-        return result_of(self.history, call_id)
-
-    def console_text(self) -> str:
-        return printed(self.console)
-
 
 def make_agent(
     tmp_path: Path,
@@ -176,4 +152,4 @@ def make_agent(
     console: Console | None = None,
 ) -> Agent:
     """A chapter-5 agent in tmp_path/ws, wired as chapter 5's command line wires one."""
-    return Agent(tmp_path, hooks, remind_after, mode, console or plain_console())
+    return Agent(tmp_path, hooks, remind_after, mode, console=console or quiet_console())

@@ -73,7 +73,7 @@ def test_the_trace_shows_the_reminder_in_request_5_and_in_none_before(
     assert result.exit_code == 0, result.stderr
     requests = traced_requests(result.stderr)
     assert len(requests) == 8
-    assert reminded_at([r["messages"] for r in requests]) == [5]
+    assert reminded_at(requests) == [5]
     reminder = requests[4]["messages"][-1]
     assert reminder["role"] == "user"
     assert reminder["content"].startswith(REMINDER_PREFIX)
@@ -179,7 +179,7 @@ def test_a_plan_a_reminder_and_the_open_items_note_over_the_wire(tmp_path: Path)
         "Work on the in_progress item; update the list when its status changes.",
     }
     # --remind-after 1 reached the loop: one silent reply, then the reminder.
-    assert reminded_at([body["messages"] for body in bodies]) == [3]
+    assert reminded_at(bodies) == [3]
     assert not any(is_reminder(m) for m in bodies[1]["messages"])
     # The answer on stdout says what was left open.
     assert result.stdout == (

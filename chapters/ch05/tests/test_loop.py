@@ -66,12 +66,12 @@ def test_the_reminder_comes_after_n_silent_replies_and_not_before(
     requests = agent.requests
     assert len(requests) == remind_after + 2
     assert reminded_at(requests) == [remind_after + 2]
-    reminder = requests[remind_after + 1][-1]  # request N+2, 0-based N+1
+    reminder = requests[remind_after + 1]["messages"][-1]  # request N+2, 0-based N+1
     assert reminder["role"] == "user"
     assert reminder["content"].startswith(REMINDER_PREFIX)
     assert f" for {remind_after} turns " in reminder["content"]
     # It follows the last tool result, and it names the open items.
-    assert requests[remind_after + 1][-2]["role"] == "tool"
+    assert requests[remind_after + 1]["messages"][-2]["role"] == "tool"
     assert reminder["content"].endswith(
         "[>] 1. List the files\n[ ] 2. Read each file\n[ ] 3. Write the summary"
     )
@@ -80,7 +80,7 @@ def test_the_reminder_comes_after_n_silent_replies_and_not_before(
 def test_the_reminder_is_a_notice_on_the_console_once(tmp_path: Path) -> None:
     agent = make_agent(tmp_path, remind_after=3)
     agent.run(turn(todo("p1", *HALFWAY)), *silent(4), DONE)
-    text = agent.console_text()
+    text = agent.printed()
     assert text.count(REMINDER_NOTICE) == 1
     notice = f"{REMINDER_NOTICE} (plan: 1 of 3 completed)\n"
     assert notice in text
@@ -92,7 +92,7 @@ def test_after_a_reminder_the_next_one_waits_another_n_silent_replies(tmp_path: 
     agent = make_agent(tmp_path, remind_after=3)
     agent.run(turn(todo("p1", *FRESH)), *silent(9), DONE)
     assert reminded_at(agent.requests) == [5, 8, 11]
-    assert agent.console_text().count(REMINDER_NOTICE) == 3
+    assert agent.printed().count(REMINDER_NOTICE) == 3
 
 
 def test_an_accepted_todo_write_starts_the_count_again(tmp_path: Path) -> None:
@@ -105,7 +105,7 @@ def test_an_accepted_todo_write_starts_the_count_again(tmp_path: Path) -> None:
         DONE,
     )
     assert reminded_at(agent.requests) == [8]
-    assert agent.requests[7][-1]["content"].endswith(
+    assert agent.requests[7]["messages"][-1]["content"].endswith(
         "Open items:\n[>] 2. Read each file\n[ ] 3. Write the summary"
     )
 
@@ -190,7 +190,7 @@ def test_no_reminder_without_open_items(tmp_path: Path, plan_call: dict[str, Any
     first = [turn(plan_call)] if plan_call else []
     agent.run(*first, *silent(6), DONE)
     assert reminded_at(agent.requests) == []
-    assert REMINDER_NOTICE not in agent.console_text()
+    assert REMINDER_NOTICE not in agent.printed()
 
 
 def test_a_plan_cleared_with_an_empty_list_stops_the_reminders(tmp_path: Path) -> None:
@@ -206,8 +206,9 @@ def test_a_stop_refused_by_a_hook_counts_as_a_silent_reply(tmp_path: Path) -> No
     agent = make_agent(tmp_path, refuse_once, remind_after=2)
     agent.run(turn(todo("p1", *FRESH)), *silent(1), response("done?"), DONE)
     assert reminded_at(agent.requests) == [4]
-    assert [m["role"] for m in agent.requests[3][-3:]] == ["assistant", "user", "user"]
-    assert agent.requests[3][-2]["content"] == "[Stop hook] Do not stop yet: once: not yet"
+    fourth = agent.requests[3]["messages"]
+    assert [m["role"] for m in fourth[-3:]] == ["assistant", "user", "user"]
+    assert fourth[-2]["content"] == "[Stop hook] Do not stop yet: once: not yet"
 
 
 def test_every_request_carries_the_todo_write_schema(tmp_path: Path) -> None:
@@ -218,7 +219,7 @@ def test_every_request_carries_the_todo_write_schema(tmp_path: Path) -> None:
         names = [tool["function"]["name"] for tool in request["tools"]]
         assert names[-1] == TODO_TOOL
         assert "$ref" not in json.dumps(request["tools"])
-    assert agent.requests[1][-1] == {
+    assert agent.requests[1]["messages"][-1] == {
         "role": "tool",
         "tool_call_id": "p1",
         "content": "plan: 0 of 3 completed\n"
@@ -260,14 +261,14 @@ def test_running_out_of_turns_with_open_items_says_where_the_plan_stood(
     agent = make_agent(tmp_path, remind_after=10)
     with pytest.raises(AgentLimitError):
         agent.run(turn(todo("p1", *HALFWAY)), *silent(1), max_turns=2)
-    assert agent.console_text().endswith(OPEN_NOTE + "\n")
+    assert agent.printed().endswith(OPEN_NOTE + "\n")
 
 
 def test_running_out_of_turns_with_the_plan_done_adds_nothing(tmp_path: Path) -> None:
     agent = make_agent(tmp_path)
     with pytest.raises(AgentLimitError):
         agent.run(turn(todo("p1", *FINISHED)), *silent(1), max_turns=2)
-    assert LEFT_OPEN not in agent.console_text()
+    assert LEFT_OPEN not in agent.printed()
 
 
 # --- 3. the Stop hook sees the plan --------------------------------------------------------
@@ -316,7 +317,7 @@ def test_a_stop_hook_can_send_the_model_back_until_the_plan_is_done(tmp_path: Pa
         response("Now every step is done."),
     )
     assert answer == "Now every step is done."  # no note: nothing is open
-    assert agent.requests[2][-2:] == [
+    assert agent.requests[2]["messages"][-2:] == [
         {"role": "assistant", "content": "I think that is enough."},
         {
             "role": "user",
@@ -325,7 +326,7 @@ def test_a_stop_hook_can_send_the_model_back_until_the_plan_is_done(tmp_path: Pa
         },
     ]
     assert "Stop hook refused the stop: until-done: the plan still has open items: 2, 3" in (
-        agent.console_text()
+        agent.printed()
     )
 
 
@@ -363,7 +364,7 @@ def test_a_command_stop_hook_reads_the_plan_on_stdin_and_refuses(tmp_path: Path)
         response("Finished."),
     )
     assert answer == "Finished."
-    assert agent.requests[2][-1] == {
+    assert agent.requests[2]["messages"][-1] == {
         "role": "user",
         "content": "[Stop hook] Do not stop yet: until_done.py: open items: 2, 3",
     }
@@ -392,7 +393,7 @@ def test_todo_write_changes_only_state_is_allowed_in_plan_mode_and_audited(tmp_p
 def test_plain_output_prints_the_plan_as_lines_without_escapes(tmp_path: Path) -> None:
     agent = make_agent(tmp_path)
     agent.run(turn(todo("p1", *FRESH)), turn(todo("p2", *HALFWAY)), DONE)
-    text = agent.console_text()
+    text = agent.printed()
     assert "\x1b" not in text
     assert (
         "[todo_write → ok]\n"

@@ -10,16 +10,13 @@ writes what the parent says and what each child says separately.
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chapters.ch01.loop import run_agent
-from chapters.ch01.tests.harness import FakeRunner, printed, result_of
-from chapters.ch02.workspace import Workspace
+from chapters.ch01.tests.harness import FakeRunner
 from chapters.ch03.asking import Asker, ScriptedAsker
 from chapters.ch03.audit import AuditLog
 from chapters.ch03.policy import Mode
@@ -27,10 +24,7 @@ from chapters.ch04.hooks import Hook, Hooks
 from chapters.ch06.budget import MAX_REQUESTS
 from chapters.ch06.demo import AgentScripts
 from chapters.ch06.prompt import EXPLORE_PROMPT, GENERAL_PROMPT, SYSTEM_PROMPT
-from chapters.testing import agent_of
-from shared.agent import AgentSpec
-from shared.console import Console
-from shared.messages import Message
+from chapters.testing import AgentRun
 from shared.scripted import Step, response, tool_call
 
 PARENT, EXPLORE, GENERAL = SYSTEM_PROMPT, EXPLORE_PROMPT, GENERAL_PROMPT
@@ -58,10 +52,10 @@ def say(text: str) -> dict[str, Any]:
 
 
 @dataclass
-class Family:
+class Family(AgentRun[AgentScripts]):
     """A chapter-6 agent in tmp_path/ws and what it did; `run` builds it once per test."""
 
-    tmp_path: Path
+    chapter = 6
     scripts: dict[str, Sequence[Step]]
     deny: Sequence[str] = ()
     allow: Sequence[str] = ()
@@ -70,58 +64,27 @@ class Family:
     asker: Asker = field(default_factory=lambda: ScriptedAsker([]))
     max_requests: int = MAX_REQUESTS
     max_turns: int = 20
-    console: Console = field(
-        default_factory=lambda: Console(out=io.StringIO(), err=io.StringIO(), fancy=False)
-    )
     runner: FakeRunner = field(default_factory=FakeRunner)
-    history: list[Message] = field(default_factory=list)
-    model: AgentScripts | None = None
-    spec: AgentSpec | None = None
 
-    @property
-    def root(self) -> Path:
-        folder = self.tmp_path / "ws"
-        folder.mkdir(exist_ok=True)
-        return folder
+    def make_model(self) -> AgentScripts:
+        return AgentScripts(self.scripts)
 
-    @property
-    def home(self) -> Path:
-        return self.tmp_path / "home"
-
-    def build(self) -> AgentSpec:
-        """Chapter 6's agent, from its recipe; the policy and agents as the command reads them."""
-        self.model = AgentScripts(self.scripts)
-        self.spec = agent_of(
-            6,
-            model=self.model,
-            console=self.console,
-            asker=self.asker,
-            workspace=Workspace(self.root),
-            home=self.home,
-            audit=AuditLog(self.tmp_path / "audit.jsonl"),
-            hooks=Hooks(list(self.hooks)),
-            runner=self.runner,
-            mode=self.mode,
-            allow=tuple(self.allow),
-            deny=tuple(self.deny),
-            max_turns=self.max_turns,
-            max_requests=self.max_requests,
-        )
-        return self.spec
-
-    def run(self, prompt: str = "answer the question") -> str:
-        return run_agent(prompt, self.spec or self.build(), history=self.history)
+    def given(self) -> dict[str, Any]:
+        return {
+            "asker": self.asker,
+            "audit": AuditLog(self.tmp_path / "audit.jsonl"),
+            "hooks": Hooks(list(self.hooks)),
+            "runner": self.runner,
+            "mode": self.mode,
+            "allow": tuple(self.allow),
+            "deny": tuple(self.deny),
+            "max_turns": self.max_turns,
+            "max_requests": self.max_requests,
+        }
 
     def requests_of(self, system_prompt: str) -> list[dict[str, Any]]:
         """The requests one agent sent, in order (each agent is known by its system prompt)."""
-        assert self.model is not None
-        return [r for r in self.model.requests if r["messages"][0]["content"] == system_prompt]
-
-    def result(self, call_id: str) -> str:
-        return result_of(self.history, call_id)
-
-    def console_text(self) -> str:
-        return printed(self.console)
+        return [r for r in self.requests if r["messages"][0]["content"] == system_prompt]
 
 
 def tool_names(request: Mapping[str, Any]) -> list[str]:

@@ -256,7 +256,7 @@ def test_without_a_terminal_the_childs_side_effects_are_denied_and_the_panel_nam
     ]
     assert ("write_file", "deny", "human: no terminal") in decisions
     assert ("shell", "deny", "human: no terminal") in decisions
-    assert family.console_text().count("智能体 agent: general\n工具 tool:") == 2
+    assert family.printed().count("智能体 agent: general\n工具 tool:") == 2
 
 
 def test_the_approval_request_names_a_child_and_not_the_parent(tmp_path: Path) -> None:
@@ -402,7 +402,7 @@ def test_the_childs_lines_are_indented_under_a_header_and_its_trace_is_labelled(
         console=console,
     )
     family.run()
-    text = family.console_text()
+    text = family.printed()
     assert "子智能体 sub-agent explore: Find greet\n" in text
     assert (
         "  │ … explore · 等待模型 waiting for scripted-demo (scripted, no network) (turn 1)\n"

@@ -6,13 +6,11 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chapters.ch01.loop import run_agent
-from chapters.ch01.tests.harness import BASH, FakeRunner, ScriptedApprover, result_of
-from chapters.ch02.workspace import Workspace
+from chapters.ch01.tests.harness import BASH, FakeRunner, ScriptedApprover
 from chapters.ch03.asking import Asker, ScriptedAsker
 from chapters.ch03.audit import AuditLog
 from chapters.ch03.settings import PROJECT_SETTINGS
@@ -27,11 +25,9 @@ from chapters.ch07.scripted_stream import (
 )
 from chapters.ch07.stream_console import StreamingConsole
 from chapters.ch07.streaming import StreamingChatModel
-from chapters.testing import agent_of
-from shared.agent import AgentSpec
+from chapters.testing import AgentRun, agent_of
 from shared.config import Settings
 from shared.console import Console
-from shared.messages import Message
 
 API_KEY = "test-key"
 MODEL = "test-model"
@@ -110,60 +106,41 @@ def task(call_id: str, prompt: str, agent: str = "explore") -> tuple[str, str, s
 
 
 @dataclass
-class Family:
+class Family(AgentRun[AgentStreams]):
     """Chapter 7's agent (chapters/ch07/agent.py) in tmp_path/ws, on scripted streams.
 
     Each run has its own script, keyed by the prompt it starts with (`AgentStreams`):
     the parent's by the prompt given to `run`, a child's by its task's prompt.
     """
 
-    tmp_path: Path
+    chapter = 7
     scripts: dict[str, Sequence[AgentStep]]
     asker: Asker = field(default_factory=lambda: ScriptedAsker([]))
     settings: Mapping[str, Any] | None = None
     max_requests: int = MAX_REQUESTS
     max_parallel: int = DEFAULT_MAX_PARALLEL
-    console: StreamingConsole = field(default_factory=recording_console)
     runner: FakeRunner = field(default_factory=FakeRunner)
-    history: list[Message] = field(default_factory=list)
-    model: AgentStreams | None = None
-    spec: AgentSpec | None = None
-
-    @property
-    def root(self) -> Path:
-        folder = self.tmp_path / "ws"
-        folder.mkdir(exist_ok=True)
-        return folder
+    _: KW_ONLY
+    console: StreamingConsole = field(default_factory=recording_console)
 
     @property
     def audit_path(self) -> Path:
         return self.tmp_path / "audit.jsonl"
 
-    def build(self) -> AgentSpec:
-        """Chapter 7's agent, from its recipe; the policy and agents as the command reads them."""
+    def make_model(self) -> AgentStreams:
         if self.settings is not None:
             write_json(self.root / PROJECT_SETTINGS, self.settings)
-        self.model = AgentStreams(self.scripts)
-        self.spec = agent_of(
-            7,
-            model=self.model,
-            console=self.console,
-            asker=self.asker,
-            workspace=Workspace(self.root),
-            home=self.tmp_path / "home",
-            audit=AuditLog(self.audit_path),
-            max_requests=self.max_requests,
-            max_parallel=self.max_parallel,
-            runner=self.runner,
-        )
-        return self.spec
+        return AgentStreams(self.scripts)
 
-    def run(self, prompt: str) -> str:
-        return run_agent(prompt, self.spec or self.build(), history=self.history)
+    def given(self) -> dict[str, Any]:
+        return {
+            "asker": self.asker,
+            "audit": AuditLog(self.audit_path),
+            "max_requests": self.max_requests,
+            "max_parallel": self.max_parallel,
+            "runner": self.runner,
+        }
 
     def requests_of(self, prompt: str) -> list[dict[str, Any]]:
         assert self.model is not None
         return self.model.requests_of(prompt)
-
-    def result(self, call_id: str) -> str:
-        return result_of(self.history, call_id)

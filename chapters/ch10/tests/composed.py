@@ -9,16 +9,12 @@ which is how a test changes a file in the middle of a run.
 
 from __future__ import annotations
 
-import io
 import json
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any
 
-from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.harness import FakeRunner
 from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import Asker, ScriptedAsker
@@ -28,12 +24,10 @@ from chapters.ch07.tests.support import recording_console
 from chapters.ch09.session_log import SessionLog
 from chapters.ch10.parts import assembled
 from chapters.ch10.sections import SystemPrompt
-from chapters.testing import agent_of, setup_of
-from shared.agent import AgentSpec
+from chapters.testing import AgentRun, setup_of
 from shared.process import CommandRunner
 from shared.recipe import listed_tools
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 TODAY = date(2026, 5, 1)
 STARTED = datetime(2026, 5, 1, 10, 0, 0)
 
@@ -44,70 +38,30 @@ def call(call_id: str, tool: str, **arguments: Any) -> list[dict[str, Any]]:
 
 
 @dataclass
-class Agent10:
+class Agent10(AgentRun[AgentStreams]):
     """One run of chapter 10's agent in tmp_path/ws on scripted streams, every option at hand."""
 
-    tmp_path: Path
+    chapter = 10
     scripts: Mapping[str, Sequence[AgentStep]]
     asker: Asker = field(default_factory=lambda: ScriptedAsker([]))
-    console: StreamingConsole = field(default_factory=recording_console)
     runner: CommandRunner | None = field(default_factory=FakeRunner)
     today: date = TODAY
     now: datetime = STARTED  # when the run starts: its session's id is made from it
-    options: Mapping[str, Any] = field(default_factory=dict)  # agent_of's options, by name
-    model: AgentStreams | None = None
-    spec: AgentSpec | None = None
+    _: KW_ONLY
+    console: StreamingConsole = field(default_factory=recording_console)
 
-    @property
-    def root(self) -> Path:
-        folder = self.tmp_path / "ws"
-        folder.mkdir(exist_ok=True)
-        return folder
+    def make_model(self) -> AgentStreams:
+        return AgentStreams(self.scripts)
 
-    @property
-    def home(self) -> Path:
-        folder = self.tmp_path / "home"
-        folder.mkdir(exist_ok=True)
-        return folder
-
-    def build(self) -> AgentSpec:
-        self.model = AgentStreams(self.scripts)
-        self.spec = agent_of(
-            10,
-            model=self.model,
-            console=self.console,
-            asker=self.asker,
-            workspace=Workspace(self.root),
-            home=self.home,
-            today=self.today,
-            log=SessionLog.new(self.root, 10, self.now),
-            runner=self.runner,
-            **self.options,
-        )
-        return self.spec
-
-    def run(self, prompt: str) -> str:
-        return run_agent(prompt, self.spec or self.build())
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        assert self.model is not None
-        return self.model.requests
+    def given(self) -> dict[str, Any]:
+        log = SessionLog.new(self.root, 10, self.now)
+        return {"asker": self.asker, "today": self.today, "log": log, "runner": self.runner}
 
     def systems(self) -> list[str]:
         """The system message of each request, in order."""
         return [r["messages"][0]["content"] for r in self.requests]
 
-    def result(self, call_id: str) -> str:
-        """What the model was sent as the result of `call_id`."""
-        messages = self.requests[-1]["messages"]
-        return next(str(m["content"]) for m in messages if m.get("tool_call_id") == call_id)
-
     def prompt_command_prompt(self) -> SystemPrompt:
         """What `python -m tutorial prompt --chapter 10` would print for this folder now."""
         setup = setup_of(10, workspace=Workspace(self.root), home=self.home, today=self.today)
         return assembled(setup, listed_tools(setup, filtered=True).names)
-
-    def printed(self) -> str:
-        assert isinstance(self.console.err, io.StringIO)
-        return ANSI.sub("", self.console.err.getvalue())

@@ -10,28 +10,21 @@ the stream reaches it: a provider error, as the SDK client would raise it.
 from __future__ import annotations
 
 import io
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any
 
-from chapters.ch01.loop import run_agent
 from chapters.ch01.tests.harness import FakeRunner
-from chapters.ch02.workspace import Workspace
 from chapters.ch03.asking import Asker, ScriptedAsker
 from chapters.ch07.scripted_stream import AgentStep, AgentStreams
 from chapters.ch09.session_log import SessionLog
 from chapters.ch11.recovery_console import RecoveryConsole
 from chapters.ch11.tests.support import FakeClock
-from chapters.testing import agent_of
-from shared.agent import AgentSpec
+from chapters.testing import AgentRun
 from shared.errors import ProviderError, ProviderErrorKind
-from shared.messages import AssistantMessage, Message, ToolMessage
 from shared.process import CommandRunner
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 TODAY = date(2026, 5, 1)
 STARTED = datetime(2026, 5, 1, 10, 0, 0)
 
@@ -62,80 +55,45 @@ def too_long() -> ProviderError:
 
 
 @dataclass
-class Agent11:
+class Agent11(AgentRun[AgentStreams]):
     """One run of chapter 11's agent in tmp_path/ws on scripted streams."""
 
-    tmp_path: Path
+    chapter = 11
     scripts: Mapping[str, Sequence[AgentStep]]
     fallback_scripts: Mapping[str, Sequence[AgentStep]] | None = None
     asker: Asker = field(default_factory=lambda: ScriptedAsker([]))
     clock: FakeClock = field(default_factory=FakeClock)
     terminal: bool = False  # whether the console's stdout and stderr are a terminal
     runner: CommandRunner | None = field(default_factory=FakeRunner)
-    options: Mapping[str, Any] = field(default_factory=dict)  # agent_of's options, by name
     deny: Sequence[str] = ()
-    model: AgentStreams | None = None
     fallback: AgentStreams | None = None
-    console: RecoveryConsole | None = None
-    history: list[Message] = field(default_factory=list)
+    _: KW_ONLY
+    console: RecoveryConsole = field(init=False)  # on the rig's clock, a terminal or a pipe
 
-    @property
-    def root(self) -> Path:
-        folder = self.tmp_path / "ws"
-        folder.mkdir(exist_ok=True)
-        return folder
-
-    @property
-    def home(self) -> Path:
-        folder = self.tmp_path / "home"
-        folder.mkdir(exist_ok=True)
-        return folder
-
-    def build(self) -> AgentSpec:
+    def __post_init__(self) -> None:
         out, err = (_Terminal(), _Terminal()) if self.terminal else (io.StringIO(), io.StringIO())
         self.console = RecoveryConsole(out=out, err=err, fancy=False, clock=self.clock)
-        self.model = AgentStreams(self.scripts, name="primary")
+
+    def make_model(self) -> AgentStreams:
         if self.fallback_scripts is not None:
             self.fallback = AgentStreams(self.fallback_scripts, name="second")
-        return agent_of(
-            11,
-            model=self.model,
-            console=self.console,
-            asker=self.asker,
-            workspace=Workspace(self.root),
-            home=self.home,
-            today=TODAY,
-            log=SessionLog.new(self.root, 11, STARTED),
-            fallbacks=[self.fallback] if self.fallback is not None else [],
-            clock=self.clock,
-            draw=lambda: 0.0,
-            runner=self.runner,
-            deny=tuple(self.deny),
-            **self.options,
-        )
+        return AgentStreams(self.scripts, name="primary")
 
-    def run(self, prompt: str) -> str:
-        return run_agent(prompt, self.build(), history=self.history)
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        assert self.model is not None
-        return self.model.requests
-
-    def results(self) -> list[str]:
-        return [m.content for m in self.history if isinstance(m, ToolMessage)]
-
-    def said(self) -> list[str | None]:
-        """The assistant messages' text, in the history's order."""
-        return [m.content for m in self.history if isinstance(m, AssistantMessage)]
-
-    def printed(self) -> str:
-        assert self.console is not None and isinstance(self.console.err, io.StringIO)
-        return ANSI.sub("", self.console.err.getvalue())
+    def given(self) -> dict[str, Any]:
+        return {
+            "asker": self.asker,
+            "today": TODAY,
+            "log": SessionLog.new(self.root, 11, STARTED),
+            "fallbacks": [self.fallback] if self.fallback is not None else [],
+            "clock": self.clock,
+            "draw": lambda: 0.0,
+            "runner": self.runner,
+            "deny": tuple(self.deny),
+        }
 
     def answered(self) -> str:
         """What the console wrote to stdout."""
-        assert self.console is not None and isinstance(self.console.out, io.StringIO)
+        assert isinstance(self.console.out, io.StringIO)
         return self.console.out.getvalue()
 
 
