@@ -25,7 +25,7 @@ from functools import cache
 from importlib import import_module
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from chapters.ch02.workspace import Workspace
 from shared.agent import AgentSpec
@@ -36,14 +36,7 @@ from shared.parts import Setup
 from shared.recipe import Recipe, build_agent
 from shared.slots import Key
 
-
-class RecordingModel(ModelClient, Protocol):
-    """A test's model: it keeps every request it received, in order."""
-
-    requests: list[dict[str, Any]]
-
-
-M = TypeVar("M", bound=RecordingModel)  # the model a rig makes
+M = TypeVar("M", bound=ModelClient)  # the model a rig makes
 
 # Every `Key` a chapter's parts module (or the spine) declares may be given by its name
 # in lower case (`WORKSPACE` as `workspace=`), as these other names too.
@@ -209,9 +202,10 @@ class AgentRun(Generic[M]):
     @property
     def requests(self) -> list[dict[str, Any]]:
         """Every request the model received, in order."""
-        if self.model is None:
-            raise AssertionError("run the agent first: it has no model yet")
-        return self.model.requests
+        requests: list[dict[str, Any]] | None = getattr(self.model, "requests", None)
+        if requests is None:
+            raise AssertionError("the rig's model keeps no requests (or the agent has not run)")
+        return requests
 
     def results(self) -> list[str]:
         """The tool messages' contents, in the history's order."""

@@ -19,13 +19,14 @@ from typing import Any
 from chapters.ch01.tests.harness import FakeRunner
 from chapters.ch03.audit import AUDIT_FILE
 from chapters.ch09.session_log import SessionLog
-from chapters.testing import AgentRun, RecordingModel, recipe_of
+from chapters.testing import AgentRun, recipe_of
+from shared.completion import ModelClient
 
 STARTED = datetime(2026, 5, 1, 10, 0, 0)
 
 
 @dataclass
-class AnyChapter(AgentRun[RecordingModel]):
+class AnyChapter(AgentRun[ModelClient]):
     """One run of chapter `number`'s agent on the `model` given; `human` is its approver or
     its asker."""
 
@@ -42,7 +43,7 @@ class AnyChapter(AgentRun[RecordingModel]):
     def audit_path(self) -> Path:
         return self.root / AUDIT_FILE
 
-    def make_model(self) -> RecordingModel:
+    def make_model(self) -> ModelClient:
         assert self.model is not None, "AnyChapter runs on the model a test gives"
         return self.model
 
