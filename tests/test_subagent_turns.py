@@ -16,11 +16,11 @@ import pytest
 
 from chapters.ch03.asking import ScriptedAsker
 from chapters.ch06.definitions import DEFAULT_MAX_TURNS
-from chapters.ch06.prompt import GENERAL_PROMPT
 from shared.scripted import response, tool_call
 from tests.any_chapter import AnyChapter
 from tutorial.catalog import CHAPTERS
 
+CHILD_PROMPT = "find it"
 FROM_6 = [chapter.number for chapter in CHAPTERS if chapter.ready and chapter.number >= 6]
 
 
@@ -35,13 +35,13 @@ class Family:
         self.child: list[Mapping[str, Any]] = []
 
     def complete(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
-        if request["messages"][0]["content"] == GENERAL_PROMPT:
+        if request["messages"][1]["content"] == CHILD_PROMPT:  # the child's history
             self.child.append(request)
             pattern = json.dumps({"pattern": f"*.{len(self.child)}"})
             return response(None, [tool_call(f"g{len(self.child)}", "glob", pattern)])
         self.parent.append(request)
         if len(self.parent) == 1:
-            task = {"description": "look around", "prompt": "find it", "agent": "general"}
+            task = {"description": "look around", "prompt": CHILD_PROMPT, "agent": "general"}
             return response(None, [tool_call("t1", "task", json.dumps(task))])
         return response("the parent answered")
 

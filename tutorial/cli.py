@@ -1,4 +1,4 @@
-"""The dispatcher: `python -m tutorial run|list|diff|recipe|permissions|agents|prompt|sessions`.
+"""The dispatcher: `python -m tutorial run|list|diff|recipe`, and the subcommands chapters bring.
 
 `run --chapter N ...` hands every option after the chapter number to chapter
 N's own command, so `python -m tutorial run --chapter 1 --prompt x` and
@@ -41,7 +41,7 @@ class _Dispatcher(FriendlyGroup):
         if name not in self.commands:
             raise click.UsageError(
                 f"Unknown command: {name}. Expected command: run "
-                "(others: list, diff, recipe, permissions, agents, prompt, sessions)"
+                "(others: list, diff, recipe, permissions, agents, prompt, sessions, tasks)"
             )
         return super().resolve_command(ctx, args)
 
@@ -59,6 +59,7 @@ def cli() -> None:
       python -m tutorial permissions check --chapter 3 'shell(git push)'
       python -m tutorial agents --chapter 6
       python -m tutorial sessions --chapter 9
+      python -m tutorial tasks --chapter 12
     """
 
 
@@ -165,6 +166,16 @@ add_chapter_command(
         "sessions --chapter 9",
         "Chapter {n} keeps no sessions; sessions are kept from chapter 9 on",
         "List the sessions a chapter's run could resume from here; nothing runs.",
+    ),
+)
+add_chapter_command(
+    cli,
+    ChapterCommand(
+        "tasks",
+        12,
+        "tasks --chapter 12",
+        "Chapter {n} keeps no task list; tasks are kept from chapter 12 on",
+        "Draw the task list a chapter's run keeps here, as a graph; nothing runs.",
     ),
 )
 
