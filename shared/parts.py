@@ -68,9 +68,29 @@ class Part:
     def contribute(self, build: Build) -> None:
         """Once per agent: add entries to its slots."""
 
-    def commands(self) -> Mapping[str, Callable[[Recipe], click.Command]]:
-        """Dispatcher subcommands ("agents", "permissions check"), made from the recipe."""
+    def commands(self) -> Mapping[str, Subcommand]:
+        """Dispatcher subcommands, by the words that name them ("agents", "permissions check")."""
         return {}
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """A dispatcher subcommand a part brings: `python -m tutorial WORDS --chapter N ...`.
+
+    The dispatcher knows it, without importing a chapter, from the recipe listings
+    (their `commands` section: the words, the part, `help`); it reads the rest only
+    when it has to say it, from the first chapter whose recipe brings it.
+    """
+
+    make: Callable[[Recipe], click.Command]  # the command, made from a chapter's recipe
+    help: str  # one line, for the dispatcher's --help
+    absent: str  # said of a chapter before the first that has it ({n}: its number)
+    example_args: str = ""  # after `WORDS --chapter N` in the example when --chapter is missing
+    group_help: str = ""  # of two words: the help of the group the first names
+
+    def __call__(self, recipe: Recipe) -> click.Command:
+        """The command for `recipe` (`Recipe.subcommands` calls it)."""
+        return self.make(recipe)
 
 
 @dataclass(frozen=True)

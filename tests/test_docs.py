@@ -14,8 +14,8 @@ from pathlib import Path
 import click
 import pytest
 
-from tutorial.catalog import find_chapter
-from tutorial.cli import CHAPTER_COMMANDS, cli
+from tutorial.catalog import find_chapter, listed_commands
+from tutorial.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("ch*.md"))]
@@ -36,29 +36,24 @@ def parse(command: str) -> None:
         return
     if not args or args == ["--help"]:
         return  # the dispatcher has no options of its own
-    name, *rest = args
-    words = f"{name} {rest[0]}" if name == "permissions" and rest else name
-    if words in CHAPTER_COMMANDS:  # permissions check, agents, prompt, sessions
-        group: click.Group = cli
-        for word in words.split()[:-1]:
-            found = group.get_command(click.Context(group), word)
-            assert isinstance(found, click.Group), command
-            group = found
-        dispatcher = group.get_command(click.Context(group), words.split()[-1])
-        assert dispatcher is not None
-        sub = dispatcher.make_context(words, rest[len(words.split()) - 1 :])
+    command: click.Command = cli
+    at = 0  # the words of `args` that name the command: "run", "permissions check"
+    while isinstance(command, click.Group) and at < len(args) and not args[at].startswith("-"):
+        found = command.get_command(click.Context(command), args[at])
+        if found is None:
+            raise click.UsageError(f"no command {args[at]!r}")
+        command, at = found, at + 1
+    words, rest = " ".join(args[:at]), args[at:]
+    sub = command.make_context(words, rest)
+    if words in listed_commands() and not isinstance(command, click.Group):  # a part's: agents
         recipe = find_chapter(sub.params["chapter"]).recipe()
         chapter = recipe.subcommands().get(words)  # what the chapter's parts bring
         assert chapter is not None, f"chapter {sub.params['chapter']} has no {words}"
         chapter.make_context(words, list(sub.params["args"]))
         return
-    command_object = cli.get_command(click.Context(cli), name)
-    if command_object is None:
-        raise click.UsageError(f"no command {name!r}")
-    sub = command_object.make_context(name, rest)
-    if name == "run":
+    if words == "run":
         _parse_chapter(sub.params["chapter"], list(sub.params["chapter_args"]))
-    if name == "diff":
+    if words == "diff":
         find_chapter(sub.params["chapter"])
 
 

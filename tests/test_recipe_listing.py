@@ -7,8 +7,11 @@ rewrites it); the commands show the same text, not a second rendering of it.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -86,3 +89,43 @@ def test_a_later_chapter_diffs_its_listing_against_the_one_it_extends() -> None:
     assert stat.startswith("recipe: +") and stat.endswith(
         f"lines against chapter {recipe.base.chapter}'s"
     )
+
+
+def test_every_command_a_part_brings_is_the_dispatchers() -> None:
+    """No dispatcher entry per command: each one a part brings is offered (from the first
+    ready chapter whose recipe brings it) because the listings name it."""
+    first: dict[str, int] = {}
+    for chapter in CHAPTERS:
+        if chapter.ready and chapter.number in recipe_chapters():
+            for words in chapter.recipe().subcommands():
+                first.setdefault(words, chapter.number)
+    assert first, "no part brings a subcommand"
+    for words, number in first.items():
+        command: click.Command | None = cli
+        for word in words.split():
+            assert isinstance(command, click.Group), f"{words}: {word} is not a group"
+            command = command.get_command(click.Context(command), word)
+        assert command is not None, f"the dispatcher has no {words}: run scripts/write_recipes.py"
+        declared = find_chapter(number).subcommand(words)
+        assert declared is not None and command.help == declared.help
+        (chapter_option,) = [p for p in command.params if p.name == "chapter"]
+        assert getattr(chapter_option, "help", "") == f"Which chapter: {number} or later."
+        asked = CliRunner().invoke(cli, words.split())
+        example = " ".join([words, f"--chapter {number}", declared.example_args]).rstrip()
+        assert asked.exit_code == 2 and f"--chapter is required, e.g. {example}\n" in asked.output
+        if number > 1:
+            early = CliRunner().invoke(cli, [*words.split(), "--chapter", "1"])
+            assert early.exit_code == 2 and declared.absent.format(n=1) in early.output
+
+
+def test_the_dispatchers_help_imports_no_chapter() -> None:
+    probe = (
+        "import sys\nfrom tutorial.cli import main\ntry:\n    main(['--help'])\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('chapters')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines()[-1] == "[]", done.stdout
+    assert "  agents  " in done.stdout and "  permissions  " in done.stdout

@@ -7,6 +7,7 @@ when it is run, so `python -m tutorial --help` loads no chapter at all.
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,9 +15,22 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
+    from shared.parts import Subcommand
     from shared.recipe import Recipe
 
 CHAPTERS_ROOT = Path(__file__).resolve().parent.parent / "chapters"
+COMMANDS = "commands"  # the listing's section that names the dispatcher subcommands
+# One row of it: the words, the part that brings them (its chapter), the help line.
+_COMMAND_ROW = re.compile(r"  (?P<words>\S+(?: \S+)*) {2,}\S+ \(ch\d\d\)  (?P<help>.+)")
+
+
+@dataclass(frozen=True)
+class ListedCommand:
+    """A dispatcher subcommand as a chapter's recipe listing names it: read, not imported."""
+
+    words: str  # after `python -m tutorial`: "agents", "permissions check"; "permissions": a group
+    chapter: int  # the chapter whose listing names it
+    help: str
 
 
 @dataclass(frozen=True)
@@ -51,6 +65,29 @@ class Chapter:
         recipe = self.recipe()
         return recipe.subcommands().get(words) if words else recipe.command()
 
+    def subcommand(self, words: str) -> Subcommand | None:
+        """What the part that brings `words` declares of it (its messages), or None."""
+        found = None
+        for part in self.recipe().parts:
+            found = part.commands().get(words, found)  # the last part's, as `subcommands()`
+        return found
+
+    def listed_commands(self) -> list[ListedCommand]:
+        """The dispatcher subcommands its parts bring (and their groups), as its checked-in
+        listing names them: nothing is imported."""
+        if not self.listing.is_file():
+            return []
+        lines = self.listing.read_text(encoding="utf-8").splitlines()
+        if COMMANDS not in lines:
+            return []
+        found = []
+        for line in lines[lines.index(COMMANDS) + 1 :]:
+            row = _COMMAND_ROW.fullmatch(line)
+            if row is None:  # the next section
+                break
+            found.append(ListedCommand(row["words"], self.number, row["help"]))
+        return found
+
 
 CHAPTERS = (
     Chapter(1, "the agent loop", "智能体循环", ready=True),
@@ -76,6 +113,17 @@ CHAPTERS = (
     Chapter(19, "MCP tool pools", "MCP 工具池"),
     Chapter(20, "the capstone: one agent composing them all", "终章：组合一切的智能体"),
 )
+
+
+def listed_commands() -> dict[str, ListedCommand]:
+    """Every dispatcher subcommand (and group) the ready chapters' parts bring, by its words:
+    as the first ready chapter whose listing names it names it, in the order they come."""
+    found: dict[str, ListedCommand] = {}
+    for chapter in CHAPTERS:
+        if chapter.ready:
+            for listed in chapter.listed_commands():
+                found.setdefault(listed.words, listed)
+    return found
 
 
 class UnknownChapterError(click.UsageError):

@@ -4,18 +4,26 @@
 N's own command, so `python -m tutorial run --chapter 1 --prompt x` and
 `python -m chapters.ch01 --prompt x` are the same program. Chapters are
 imported only when run: `--help` and `list` load no chapter and no SDK.
+
+The subcommands the chapters' parts bring (`agents`, `permissions check`, a
+part's `commands()`) are learnt from the checked-in recipe listings (their
+`commands` section): nothing here names one, and a new one needs no line here.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import click
 
 from shared.cli import HELP_OPTIONS, FriendlyGroup, StrayWordError, one_dash_option
-from tutorial.catalog import CHAPTERS, find_chapter
+from tutorial.catalog import CHAPTERS, ListedCommand, find_chapter, listed_commands
+
+if TYPE_CHECKING:
+    from shared.parts import Subcommand
 
 PROG_NAME = "python -m tutorial"
 BOTH_REQUIRED = "Both --chapter and --prompt are required"
@@ -34,14 +42,20 @@ class _Dispatcher(FriendlyGroup):
             raise click.UsageError(EXPECTED_RUN)  # `--chapter 1 --prompt x` without `run`
         return super().parse_args(ctx, args)
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *chapter_commands()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return self.commands.get(cmd_name) or chapter_commands().get(cmd_name)
+
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0]
-        if name not in self.commands:
+        if self.get_command(ctx, name) is None:
+            others = [n for n in [*self.commands, *chapter_commands()] if n != "run"]
             raise click.UsageError(
-                f"Unknown command: {name}. Expected command: run "
-                "(others: list, diff, recipe, permissions, agents, prompt, sessions, tasks)"
+                f"Unknown command: {name}. Expected command: run (others: {', '.join(others)})"
             )
         return super().resolve_command(ctx, args)
 
@@ -84,100 +98,71 @@ def run(chapter: int | None, chapter_args: tuple[str, ...]) -> None:
     _invoke(command, "run", chapter, args)
 
 
-@cli.group(context_settings=HELP_OPTIONS)
-def permissions() -> None:
-    """Inspect a chapter's permission policy (chapter 3 and later)."""
+@functools.cache
+def chapter_commands() -> dict[str, click.Command]:
+    """The subcommands the ready chapters' parts bring (and their groups), by their first
+    word: learnt from the checked-in recipe listings, so that no chapter is imported until
+    one runs. Each is the first chapter's that has it, and hands its arguments on."""
+    top = click.Group()  # holds them
+    listed = listed_commands()
+    for words, found in listed.items():
+        *groups, name = words.split()
+        holder = top
+        for at, word in enumerate(groups):
+            inner = holder.commands.get(word)
+            if not isinstance(inner, click.Group):
+                inner = _group(word, listed.get(" ".join(groups[: at + 1])), found.chapter)
+                holder.add_command(inner)
+            holder = inner
+        if isinstance(holder.commands.get(name), click.Group):
+            continue
+        opens = any(other.startswith(f"{words} ") for other in listed)  # a group's row
+        holder.add_command(_group(name, found, found.chapter) if opens else _chapter_command(found))
+    return dict(top.commands)
 
 
-@dataclass(frozen=True)
-class ChapterCommand:
-    """A dispatcher command that hands its arguments to a command of a chapter's cli module."""
-
-    words: str  # what follows `python -m tutorial`: "agents", "permissions check"
-    first: int  # the first chapter that has it; its options are every later chapter's too
-    example: str  # what to type, for the error that asks for --chapter
-    absent: str  # what to say of a chapter before `first` ({n} is its number)
-    doc: str
+def _group(name: str, listed: ListedCommand | None, first: int) -> click.Group:
+    """The group of the commands that start with `name` (its help from the listing, if it
+    gives one)."""
+    help = listed.help if listed else f"The {name} commands (chapter {first} and later)."
+    return click.Group(name=name, help=help, context_settings=HELP_OPTIONS)
 
 
-CHAPTER_COMMANDS: dict[str, ChapterCommand] = {}  # by `words`
-
-
-def add_chapter_command(group: click.Group, spec: ChapterCommand) -> None:
-    """Register `spec` in `group`: the chapter is imported only when the command runs."""
-    CHAPTER_COMMANDS[spec.words] = spec
+def _chapter_command(listed: ListedCommand) -> click.Command:
+    """A dispatcher command that hands its arguments to the subcommand of the chapter given:
+    the chapter is imported only when it runs, and what a chapter without it says (the part
+    declares it) is read from the first chapter's recipe only when it has to be said."""
+    words, first = listed.words, listed.chapter
 
     def command(chapter: int | None, args: tuple[str, ...]) -> None:
         if chapter is None:
             if not any(word in args for word in HELP_WORDS):
-                raise click.UsageError(f"--chapter is required, e.g. {spec.example}")
-            chapter = spec.first
-        found = find_chapter(chapter).command(spec.words)
+                example = " ".join([words, f"--chapter {first}", _declared(listed).example_args])
+                raise click.UsageError(f"--chapter is required, e.g. {example.rstrip()}")
+            chapter = first
+        found = find_chapter(chapter).command(words)
         if found is None:
-            raise click.UsageError(spec.absent.format(n=chapter))
-        _invoke(found, spec.words, chapter, list(args), spec.words)
+            raise click.UsageError(_declared(listed).absent.format(n=chapter))
+        _invoke(found, words, chapter, list(args), words)
 
-    command.__doc__ = spec.doc
-    decorated = click.argument("args", nargs=-1, type=click.UNPROCESSED)(command)
-    decorated = click.option("--chapter", type=int, help=f"Which chapter: {spec.first} or later.")(
-        decorated
+    return click.Command(
+        name=words.split()[-1],
+        callback=command,
+        params=[
+            click.Option(["--chapter"], type=int, help=f"Which chapter: {first} or later."),
+            click.Argument(["args"], nargs=-1, type=click.UNPROCESSED),
+        ],
+        help=listed.help,
+        context_settings=PASS_THROUGH,
+        add_help_option=False,
     )
-    group.command(
-        name=spec.words.split()[-1], context_settings=PASS_THROUGH, add_help_option=False
-    )(decorated)
 
 
-add_chapter_command(
-    permissions,
-    ChapterCommand(
-        "permissions check",
-        3,
-        "permissions check --chapter 3 'shell(ls)'",
-        "Chapter {n} has no permission policy; use chapter 3 or later",
-        "What the policy decides for 'TOOL(ARGUMENT)', and why; the call never runs "
-        "(from chapter 4 on, its PreToolUse hooks do, unless --no-hooks).",
-    ),
-)
-add_chapter_command(
-    cli,
-    ChapterCommand(
-        "agents",
-        6,
-        "agents --chapter 6",
-        "Chapter {n} has no sub-agents; use chapter 6 or later",
-        "List the sub-agents a chapter's task tool can start from here; nothing runs.",
-    ),
-)
-add_chapter_command(
-    cli,
-    ChapterCommand(
-        "prompt",
-        10,
-        "prompt --chapter 10",
-        "Chapter {n} sends a fixed prompt; it is assembled from chapter 10 on",
-        "Print the system prompt a chapter's run would send from here; nothing runs.",
-    ),
-)
-add_chapter_command(
-    cli,
-    ChapterCommand(
-        "sessions",
-        9,
-        "sessions --chapter 9",
-        "Chapter {n} keeps no sessions; sessions are kept from chapter 9 on",
-        "List the sessions a chapter's run could resume from here; nothing runs.",
-    ),
-)
-add_chapter_command(
-    cli,
-    ChapterCommand(
-        "tasks",
-        12,
-        "tasks --chapter 12",
-        "Chapter {n} keeps no task list; tasks are kept from chapter 12 on",
-        "Draw the task list a chapter's run keeps here, as a graph; nothing runs.",
-    ),
-)
+def _declared(listed: ListedCommand) -> Subcommand:
+    """What the part declares of `listed` in the first chapter whose listing names it."""
+    declared = find_chapter(listed.chapter).subcommand(listed.words)
+    assert declared is not None, f"{listed.words}: run python scripts/write_recipes.py"
+    return declared
 
 
 @cli.command(name="list")

@@ -26,6 +26,7 @@ import click
 from shared.parts import Build, Setup
 from shared.recipe import FOLDER, HOME, Recipe, contributed, spine_slots
 from shared.slots import Entry, Phase, in_order
+from tutorial.catalog import COMMANDS
 
 CHAPTERS_ROOT = Path(__file__).resolve().parent.parent / "chapters"
 LABEL = 26  # fixed columns: a long new name does not re-align every line of a chapter's diff
@@ -67,6 +68,7 @@ def listing(recipe: Recipe, explain: bool = False) -> str:
             *_slots(root, explain, indent=""),
             *children,
             *_options(recipe, explain),
+            *_commands(recipe, explain),
             *_banner(setup, explain),
             *(_services(setup) if explain else []),
         ]
@@ -143,6 +145,23 @@ def _options(recipe: Recipe, explain: bool) -> list[str]:
             what = f"  {option.help}" if explain and option.help else ""
             lines.append(_row(_names(option), by + what))
     return lines
+
+
+def _commands(recipe: Recipe, explain: bool) -> list[str]:
+    """The dispatcher subcommands the parts bring, each with the part and its help line (a
+    group's first): the dispatcher reads them here, so that its --help imports no chapter."""
+    brought: dict[str, tuple[str, str]] = {}  # words -> (part, help); the last part's
+    for part in recipe.parts:
+        for words, command in part.commands().items():
+            *group, _ = words.split()
+            if group and command.group_help:
+                brought.setdefault(" ".join(group), (part.name, command.group_help))
+            brought[words] = (part.name, command.help)
+    heading = COMMANDS + (
+        ": python -m tutorial WORDS --chapter N, made from this recipe" if explain else ""
+    )
+    rows = [_row(words, f"{_by(part, recipe)}  {help}") for words, (part, help) in brought.items()]
+    return [heading, *rows] if rows else []
 
 
 def _banner(setup: Setup, explain: bool) -> list[str]:

@@ -9,16 +9,14 @@ gate    step 4 and after it: the policy decides, only "ask" reaches the human,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import click
 
 from chapters.ch02.parts import SEARCH_HIDDEN, WORKSPACE
 from chapters.ch03.options import POLICY_FLAGS
 from shared.cli import params_of
-from shared.parts import Build, Part, Setup
+from shared.parts import Build, Part, Setup, Subcommand
 from shared.recipe import AUTHORIZE, FINISH, home_folder, listed_tools
 from shared.slots import Key
 
@@ -61,10 +59,18 @@ class PolicyPart(Part):
         setup.provide(SEARCH_HIDDEN, lambda: setup.get(POLICY).hides)
         setup.add_banner("policy", lambda: f"mode: {setup.get(POLICY).mode}")
 
-    def commands(self) -> Mapping[str, Callable[[Recipe], click.Command]]:
+    def commands(self) -> Mapping[str, Subcommand]:
         from chapters.ch03.check import make_check_command
 
-        return {"permissions check": make_check_command}
+        return {
+            "permissions check": Subcommand(
+                make_check_command,
+                help="What the policy decides for 'TOOL(ARGUMENT)', and why; the call never runs.",
+                absent="Chapter {n} has no permission policy; use chapter 3 or later",
+                example_args="'shell(ls)'",
+                group_help="Inspect a chapter's permission policy (chapter 3 and later).",
+            )
+        }
 
 
 class Gate(Part):

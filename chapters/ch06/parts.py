@@ -11,10 +11,8 @@ task    the task tool, made once the agent it starts children of exists
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
-
-import click
 
 from chapters.ch02.parts import WORKSPACE
 from chapters.ch03.parts import POLICY
@@ -22,7 +20,7 @@ from chapters.ch04.parts import STOP_FIELDS
 from chapters.ch06.budget import MAX_REQUESTS
 from chapters.ch06.task import MAX_TURNS_HELP
 from shared.cli import count_option
-from shared.parts import Build, Later, Part, Setup
+from shared.parts import Build, Later, Part, Setup, Subcommand
 from shared.recipe import FEATURES, TOOLS, child_parts, home_folder, listed_tools
 from shared.slots import Key, Phase
 
@@ -30,7 +28,6 @@ if TYPE_CHECKING:
     from chapters.ch06.definitions import AgentCatalog
     from chapters.ch06.task import Delegation
     from shared.agent import AgentSpec, Feature
-    from shared.recipe import Recipe
     from shared.tools import ToolRegistry
 
 AGENTS: Key[AgentCatalog] = Key("the agents the task tool can start")
@@ -56,10 +53,16 @@ class AgentsPart(Part):
         )
         setup.add_banner("agents", lambda: f"agents: {', '.join(setup.get(AGENTS).names)}")
 
-    def commands(self) -> Mapping[str, Callable[[Recipe], click.Command]]:
+    def commands(self) -> Mapping[str, Subcommand]:
         from chapters.ch06.listing import make_agents_command
 
-        return {"agents": make_agents_command}
+        return {
+            "agents": Subcommand(
+                make_agents_command,
+                help="List the sub-agents a chapter's task tool can start from here; nothing runs.",
+                absent="Chapter {n} has no sub-agents; use chapter 6 or later",
+            )
+        }
 
 
 class BudgetPart(Part):

@@ -12,21 +12,20 @@ memory    memory_read and memory_write over the project's and the user's memory
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import click
 
 from chapters.ch02.parts import WORKSPACE
 from chapters.ch08.parts import COMPACTOR, TRANSCRIPT
-from shared.parts import Build, Part, Setup
+from shared.parts import Build, Part, Setup, Subcommand
 from shared.recipe import FEATURES, PROMPT, RUN, TOOLS, Runner, home_folder
 from shared.slots import Key, Phase
 
 if TYPE_CHECKING:
     from chapters.ch09.memory import MemoryStore
     from shared.console import Console
-    from shared.recipe import Recipe
 
 MOST_RECENT = ""  # what --resume without an ID gives
 RESUME_NEEDS_PROMPT = '--resume goes on with a new --prompt: add --prompt "what to do next"'
@@ -89,10 +88,16 @@ class Sessions(Part):
         session_log = build.later(lambda: build.get(TRANSCRIPT))
         build.add(FEATURES, session_log, phase=Phase.LAST, after=["context"], label="SessionLog")
 
-    def commands(self) -> Mapping[str, Callable[[Recipe], click.Command]]:
+    def commands(self) -> Mapping[str, Subcommand]:
         from chapters.ch09.listing import sessions_command
 
-        return {"sessions": lambda recipe: sessions_command}
+        return {
+            "sessions": Subcommand(
+                lambda recipe: sessions_command,
+                help="List the sessions a chapter's run could resume from here; nothing runs.",
+                absent="Chapter {n} keeps no sessions; sessions are kept from chapter 9 on",
+            )
+        }
 
 
 RESUMING: Key[bool] = Key("the session --resume names")

@@ -24,7 +24,7 @@ import click
 from chapters.ch02.parts import WORKSPACE
 from chapters.ch03.parts import POLICY
 from chapters.ch09.parts import MEMORY
-from shared.parts import Build, Part, Setup
+from shared.parts import Build, Part, Setup, Subcommand
 from shared.recipe import HOME, PROMPT, TOOLS, home_folder, listed_tools
 from shared.slots import Key
 
@@ -91,8 +91,14 @@ class AssembledPrompt(Part):
 
         build.add(PROMPT, prompt, label="chapters/ch10/prompt.py")
 
-    def commands(self) -> Mapping[str, Callable[[Recipe], click.Command]]:
-        return {"prompt": prompt_command}
+    def commands(self) -> Mapping[str, Subcommand]:
+        return {
+            "prompt": Subcommand(
+                prompt_command,
+                help="Print the system prompt a chapter's run would send from here; nothing runs.",
+                absent="Chapter {n} sends a fixed prompt; it is assembled from chapter 10 on",
+            )
+        }
 
 
 def assembled(setup: Setup, tools: Collection[str]) -> SystemPrompt:

@@ -15,7 +15,7 @@ tasks  --task-list NAME; one `TaskStore` per command, on
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import click
@@ -24,13 +24,12 @@ from chapters.ch02.parts import WORKSPACE
 from chapters.ch04.parts import STOP_FIELDS
 from chapters.ch06.parts import AGENTS
 from shared.cli import params_of
-from shared.parts import Build, Part, Setup
+from shared.parts import Build, Part, Setup, Subcommand
 from shared.recipe import TOOLS, VIEWS
 from shared.slots import Key
 
 if TYPE_CHECKING:
     from chapters.ch12.tasks import TaskStore
-    from shared.recipe import Recipe
 
 TASKS: Key[TaskStore] = Key("the task list")
 DEFAULT_LIST = "default"  # chapters/ch12/tasks.py's, here too so that --help imports no pydantic
@@ -91,10 +90,16 @@ class TaskGraph(Part):
         )
         build.add(VIEWS, lambda: tasks_view(store), label="tasks_view")
 
-    def commands(self) -> Mapping[str, Callable[[Recipe], click.Command]]:
+    def commands(self) -> Mapping[str, Subcommand]:
         from chapters.ch12.listing import tasks_command
 
-        return {"tasks": lambda recipe: tasks_command}
+        return {
+            "tasks": Subcommand(
+                lambda recipe: tasks_command,
+                help="Draw the task list a chapter's run keeps here, as a graph; nothing runs.",
+                absent="Chapter {n} keeps no task list; tasks are kept from chapter 12 on",
+            )
+        }
 
 
 def banner(store: TaskStore, chapter: int) -> str:
