@@ -12,6 +12,9 @@ A chapter text marks each generated block with a comment, followed by a code blo
     <!-- console -->                             what the demo printed (plain, no colour)
     <!-- audit -->                               the audit log the demo wrote (times masked)
     <!-- log: killed | 2:6 -->                   lines of a log the demo wrote, by its name
+    <!-- command: tasks -->                      what `python -m tutorial tasks --chapter N`
+                                                 printed in the demo's folder after the demo
+                                                 (any subcommand the chapter's parts bring)
     <!-- source: chapters/ch01/loop.py run_agent -->            a function, verbatim
     <!-- source: chapters/ch02/workspace.py Workspace.resolve -->  or a method
     <!-- source: chapters/ch05/agent.py RECIPE -->              or a module's assignment
@@ -43,6 +46,7 @@ import ast
 import contextlib
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -91,7 +95,7 @@ from tutorial.recipe_listing import listing  # noqa: E402
 # closing fence on its own line. The caption is generated too. The fence is three backticks,
 # or more when the body holds three (console output that shows a Markdown file, say).
 BLOCK = re.compile(
-    r"(?P<marker><!-- (?P<kind>trace|chunks|source|console|audit|loop|log|prompt|recipe)"
+    r"(?P<marker><!-- (?P<kind>trace|chunks|source|console|audit|loop|log|prompt|recipe|command)"
     r"(?:: (?P<title>[^>]+?))? -->\n)"
     r"(?:(?!```)[^\n]*\n)?(?P<ticks>```+)(?P<lang>\w*)\n(?P<body>(?:.*?\n)??)(?P=ticks)$",
     re.S | re.M,
@@ -180,10 +184,14 @@ def demo_folder(recipe: Recipe) -> Iterator[Path | None]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def run_demo(chapter: int, traced: bool) -> tuple[str, dict[str, DemoFile]]:
+def run_demo(
+    chapter: int, traced: bool, commands: Sequence[str] = ()
+) -> tuple[str, dict[str, DemoFile]]:
     """Chapter `chapter`'s `--demo` (with `--trace`: every approval a scripted yes; without:
     a human answering "y" at the terminal), in an empty home: what it printed on stderr,
-    and the files it wrote ("audit", if it keeps one; a chapter's demo may add others)."""
+    and the files it wrote ("audit", if it keeps one; a chapter's demo may add others).
+    `commands`: subcommands of the chapter (`tasks`) run in the demo's folder once the demo
+    is over, before the folder is removed; what each printed is the file `command: WORDS`."""
     recipe = find_chapter(chapter).recipe()
     args = ["--demo", "--trace"] if traced else ["--demo"]
     with tempfile.TemporaryDirectory() as home, demo_folder(recipe) as folder:
@@ -201,7 +209,37 @@ def run_demo(chapter: int, traced: bool) -> tuple[str, dict[str, DemoFile]]:
             audit = setup.get(AUDIT)
             audit.close()
             files["audit"] = DemoFile("", audit.path.read_text(encoding="utf-8"))
+        for words in commands:
+            files[f"command: {words}"] = DemoFile("", subcommand_output(recipe, words, folder))
     return printed, files
+
+
+COMMAND_COLUMNS = "100"  # rich draws to this width when not on a terminal: the same everywhere
+
+
+def subcommand_output(recipe: Recipe, words: str, folder: Path | None) -> str:
+    """What `python -m tutorial WORDS --chapter N --workspace FOLDER` prints (stdout, then
+    stderr), the folder written `<folder>`, as the chapter's part makes the command."""
+    command = recipe.subcommands().get(words)
+    if command is None:
+        raise SystemExit(f"chapter {recipe.chapter} has no command {words!r}")
+    args = ["--workspace", str(folder)] if folder is not None else []
+    out, err = io.StringIO(), io.StringIO()
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = COMMAND_COLUMNS
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            command.main(args, prog_name=f"tutorial {words}", standalone_mode=False)
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
+    text = out.getvalue() + err.getvalue()
+    if folder is not None:
+        for spelled in {str(folder), str(folder.resolve())}:
+            text = text.replace(spelled, "<folder>")
+    return text.rstrip("\n")
 
 
 def masked_sessions(texts: Mapping[str, str]) -> dict[str, str]:
@@ -328,9 +366,10 @@ class DemoOutput:
     files: dict[str, DemoFile]  # the files the traced run wrote, by name, if it says
 
 
-def demo_output(chapter: int) -> DemoOutput:
+def demo_output(chapter: int, commands: Sequence[str] = ()) -> DemoOutput:
     traced, files = run_demo(chapter, traced=True)
-    printed, _ = run_demo(chapter, traced=False)
+    printed, after = run_demo(chapter, traced=False, commands=commands)
+    files.update({name: after[name] for name in after if name.startswith("command: ")})
     if chapter == 9:  # its text shows what a killed run leaves, and how it is resumed
         files["killed"] = killed_and_resumed()
     texts = masked_sessions({"traced": traced, **{n: f.text for n, f in files.items()}})
@@ -499,6 +538,10 @@ def render(text: str, chapter: int) -> str:
             "`load_skill` 的结果、其他文件的内容"
         ),
         "recipe": f"由 `python -m tutorial recipe --chapter {chapter}` 生成",
+        "command": (
+            f"由 `python -m tutorial {{words}} --chapter {chapter}` 在 `{command}` 的文件夹里、"
+            "演示结束之后生成（文件夹写成 `<folder>`）"
+        ),
         "recipe: diff": (
             f"由 `python -m tutorial diff --chapter {chapter}` 生成：代码的 diff 之后，"
             f"是第 {chapter} 章的配方相对第 {chapter - 1} 章的变化"
@@ -507,7 +550,8 @@ def render(text: str, chapter: int) -> str:
 
     def demo() -> DemoOutput:
         if not cache:
-            cache.append(demo_output(chapter))
+            wanted = re.findall(r"<!-- command: ([^>]+?) -->", text)
+            cache.append(demo_output(chapter, list(dict.fromkeys(wanted))))
         return cache[0]
 
     def replace(match: re.Match[str]) -> str:
@@ -528,6 +572,9 @@ def render(text: str, chapter: int) -> str:
             body, caption = prompt_block(title), captions[f"prompt: {title}"]
         elif kind == "recipe":
             body, caption = recipe_block(title, chapter), captions[f"recipe: {title}".rstrip(": ")]
+        elif kind == "command":
+            body = demo().files[f"command: {title}"].text
+            caption = captions[kind].format(words=title)
         else:
             body, caption = console_block(demo().printed), captions[kind]
         ticks = "`" * max([3, *(len(run) + 1 for run in re.findall(r"^`{3,}", body, re.M))])

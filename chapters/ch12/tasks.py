@@ -6,7 +6,7 @@
                                       "activeForm": "", "owner": "", "status": "pending",
                                       "blocks": ["3"], "blockedBy": [], "metadata": {}}
         .highwatermark           the last id handed out, as decimal text
-        .lock                    taken by every change (`filelock`: fcntl, or msvcrt on Windows)
+        .lock                    taken by every change (`filelock`: fcntl, or LockFileEx on Windows)
 
 A plan kept in the agent's memory (chapter 5's todo list) is gone when the
 process ends, and a subagent or a second agent cannot see it. Files in the
