@@ -26,13 +26,14 @@ from __future__ import annotations
 import json
 import re
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from chapters.ch03.settings import PROJECT_SETTINGS
 from chapters.ch06.demo import write_demo_files as write_shop
 from chapters.ch07.scripted_stream import AgentStep, AgentStreams, calls_stream, text_stream
+from chapters.ch09.demo import RunInSession  # one run in a session: chapter 9 makes them
 from shared.console import Console
 from shared.scripted import scripted_text
 
@@ -65,10 +66,6 @@ TASKS = (  # (subject, activeForm, blockedBy)
     ("Add a SAVE5 line to CHANGES.md", "Writing the changelog line", ("1", "2")),
 )
 _LISTED = re.compile(r"^(?P<id>\d+) \[(?P<status>\w+)\] (?P<subject>.+)$", re.M)
-
-# One run of the agent, as chapter 9's sessions make it: (prompt, session to resume) ->
-# (answer, session id).
-RunInSession = Callable[[str, str | None], tuple[str, str]]
 
 
 def make_demo_workspace() -> Path:
