@@ -104,7 +104,7 @@ CHAPTERS = (
     Chapter(10, "system prompt assembly and skills", "系统提示词组装与技能", ready=True),
     Chapter(11, "error recovery", "错误恢复", ready=True),
     Chapter(12, "a persistent task graph", "持久化任务图", ready=True),
-    Chapter(13, "background tasks", "后台任务"),
+    Chapter(13, "background tasks", "后台任务", ready=True),
     Chapter(14, "scheduling", "调度"),
     Chapter(15, "agent teams", "智能体团队"),
     Chapter(16, "team protocols", "团队协议"),
