@@ -10,11 +10,13 @@ A chapter text marks each generated block with a comment, followed by a code blo
     <!-- chunks: response 1 -->                  the chunks --trace printed before it (a stream)
     <!-- chunks: response 1 | 3:6 -->            ... or some of them
     <!-- console -->                             what the demo printed (plain, no colour)
+    <!-- console: 20:31 -->                      ... or some of its lines (an excerpt)
     <!-- audit -->                               the audit log the demo wrote (times masked)
     <!-- log: killed | 2:6 -->                   lines of a log the demo wrote, by its name
     <!-- command: tasks -->                      what `python -m tutorial tasks --chapter N`
                                                  printed in the demo's folder after the demo
-                                                 (any subcommand the chapter's parts bring)
+                                                 (any subcommand the chapter's parts bring;
+                                                 `jobs`' runtimes read <time>)
     <!-- source: chapters/ch01/loop.py run_agent -->            a function, verbatim
     <!-- source: chapters/ch02/workspace.py Workspace.resolve -->  or a method
     <!-- source: chapters/ch05/agent.py RECIPE -->              or a module's assignment
@@ -239,7 +241,13 @@ def subcommand_output(recipe: Recipe, words: str, folder: Path | None) -> str:
     if folder is not None:
         for spelled in {str(folder), str(folder.resolve())}:
             text = text.replace(spelled, "<folder>")
+    if words == "jobs":  # chapter 13: how long a job ran differs from run to run
+        text = RUNTIME.sub(lambda m: "<time>".ljust(len(m[0])), text)
     return text.rstrip("\n")
+
+
+# A runtime in `jobs`' table (chapters/ch13/listing.py runtime) and the spaces after it.
+RUNTIME = re.compile(r"(?<=  )(?:\d+\.\ds|\d+m\d\ds|\d+h\d\dm) *(?=  )")
 
 
 def masked_sessions(texts: Mapping[str, str]) -> dict[str, str]:
@@ -577,6 +585,9 @@ def render(text: str, chapter: int) -> str:
             caption = captions[kind].format(words=title)
         else:
             body, caption = console_block(demo().printed), captions[kind]
+            if title:  # an excerpt: lines `a:b` of what the demo printed
+                first, last = (int(n) if n else None for n in title.split(":"))
+                body, caption = "\n".join(body.splitlines()[first:last]), f"{caption}，节选"
         ticks = "`" * max([3, *(len(run) + 1 for run in re.findall(r"^`{3,}", body, re.M))])
         return f"{match['marker']}{caption}\n{ticks}{match['lang']}\n{body}\n{ticks}"
 

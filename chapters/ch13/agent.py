@@ -21,10 +21,11 @@ Extends: chapters/ch12/agent.py
 
 from __future__ import annotations
 
-from chapters.ch07.parts import streamed_demo
+from chapters.ch02.parts import WORKSPACE
 from chapters.ch12.agent import RECIPE as CHAPTER_12
 from chapters.ch13.demo import DEMO_PROMPT, demo_model, make_demo_workspace
 from chapters.ch13.parts import Background, BackgroundShell
+from shared.recipe import Demo
 
 RECIPE = CHAPTER_12.extend(
     chapter=13,
@@ -32,7 +33,13 @@ RECIPE = CHAPTER_12.extend(
         "Chapter 13: chapter 12's agent, whose commands may run in the background while it "
         "thinks; it is told once, just before a request, when one ends."
     ),
-    demo=streamed_demo(DEMO_PROMPT, demo_model, make_demo_workspace),
+    demo=Demo(
+        DEMO_PROMPT,
+        lambda setup: demo_model(
+            stream=not setup.option("no_stream"), folder=setup.get(WORKSPACE).root
+        ),
+        make_demo_workspace,
+    ),
     replace={"shell": BackgroundShell()},
     add=[Background()],
 )

@@ -134,7 +134,6 @@ passed = len(TESTS) - failed
 print(f"{{passed}} passed" + (f", {{failed}} failed" if failed else ""), flush=True)
 sys.exit(1 if failed else 0)
 '''
-_WORKING_FOLDER = re.compile(r"^- Working folder: (?P<folder>.+?) \(the workspace", re.M)
 _CODES = re.compile(r'"(?P<code>[A-Z0-9]+)": (?P<percent>\d+)')
 _FIELD = re.compile(r"<(?P<tag>[a-z-]+)>(?P<value>[^<]*)</(?P=tag)>")
 NOTIFICATION = "<task-notification>"
@@ -155,9 +154,10 @@ def write_demo_files(folder: Path) -> None:
     settings.write_text(json.dumps(DEMO_SETTINGS, indent=2) + "\n", encoding="utf-8")
 
 
-def demo_model(*, stream: bool = True) -> AgentStreams:
-    """The five replies above; each made from the request it answers."""
-    hold = GateHolder()
+def demo_model(*, stream: bool = True, folder: Path | None = None) -> AgentStreams:
+    """The five replies above; each made from the request it answers. `folder`: the demo's
+    workspace, where the gate file goes (None: the gate is never opened early)."""
+    hold = GateHolder(folder)
     replies: list[AgentStep] = [
         _start_the_tests,
         _read_the_cart,
@@ -174,7 +174,8 @@ def demo_model(*, stream: bool = True) -> AgentStreams:
 class GateHolder:
     """Writes the gate file when the thread it watches calls `Inbox.wait` (see above)."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
         self.gate: Path | None = None
         self._previous: Callable[..., Any] | None = None
         self._watching = False
@@ -223,9 +224,8 @@ def _read_the_cart(request: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _answer_while_waiting(request: Mapping[str, Any], hold: GateHolder) -> list[dict[str, Any]]:
-    folder = _WORKING_FOLDER.search(_system(request))
-    if folder is not None:
-        hold.open_when_waiting(Path(folder["folder"]) / GATE)
+    if hold.folder is not None:
+        hold.open_when_waiting(hold.folder / GATE)
     return _said(
         f"{_codes(_result(request, 'call_2'))} The tests are still running in the "
         "background (bg1); I will tell you how they went when they end."
@@ -270,10 +270,6 @@ def _notification(request: Mapping[str, Any]) -> dict[str, str] | None:
     texts = [str(m.get("content")) for m in request["messages"] if m.get("role") == "user"]
     last = next((text for text in reversed(texts) if NOTIFICATION in text), None)
     return None if last is None else {m["tag"]: m["value"] for m in _FIELD.finditer(last)}
-
-
-def _system(request: Mapping[str, Any]) -> str:
-    return next((str(m["content"]) for m in request["messages"] if m["role"] == "system"), "")
 
 
 def _call(number: int, tool: str, arguments: Mapping[str, Any]) -> tuple[str, str, str]:

@@ -62,7 +62,7 @@ def test_the_demo_waits_for_the_tests_and_answers_from_their_notification(
 def test_the_gate_opens_when_this_thread_calls_inbox_wait_and_only_then(tmp_path: Path) -> None:
     gate = tmp_path / demo.GATE
     before = sys.getprofile()
-    holder = demo.GateHolder()
+    holder = demo.GateHolder(None)
     try:
         holder.open_when_waiting(gate)
         other = threading.Thread(target=lambda: Inbox().wait(0))  # another thread: not ours
@@ -81,7 +81,7 @@ def test_the_gate_opens_when_this_thread_calls_inbox_wait_and_only_then(tmp_path
 def test_release_opens_the_gate_once_even_if_the_run_never_waited(tmp_path: Path) -> None:
     gate = tmp_path / demo.GATE
     before = sys.getprofile()
-    holder = demo.GateHolder()
+    holder = demo.GateHolder(None)
     holder.open_when_waiting(gate)
     holder.release()
     assert gate.is_file() and sys.getprofile() is before
