@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shlex
 import sys
 import threading
@@ -36,9 +35,9 @@ from chapters.ch13.jobs import (
     set_child_subreaper,
     stop_groups,
 )
+from chapters.ch13.tests.support import BOUND, fifo, group_members, ready
 from shared.process import Shell, detect_shell
 
-BOUND = 30.0  # seconds: the most any one wait in these tests may take
 POSIX = sys.platform != "win32"
 LINUX = sys.platform.startswith("linux")
 posix_only = pytest.mark.skipif(not POSIX, reason="POSIX shell and process groups")
@@ -83,45 +82,6 @@ def ends() -> Ends:
 def manager(tmp_path: Path, ends: Ends) -> Iterator[JobManager]:
     with JobManager(tmp_path, detect_shell(), on_end=ends) as jobs:
         yield jobs
-
-
-def group_members(group: int) -> list[tuple[int, str]]:
-    """(pid, state) of every process in `group`, zombies included, read from /proc."""
-    members = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{name}/stat").read_text()
-        except OSError:  # gone meanwhile
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) "
-        if int(fields[2]) == group:
-            members.append((int(name), fields[0]))
-    return members
-
-
-def fifo(folder: Path, name: str) -> Path:
-    path = folder / name
-    os.mkfifo(path)
-    return path
-
-
-def ready(path: Path, timeout: float = BOUND) -> None:
-    """Wait until a command writes a line into the named pipe `path`."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # does not wait for a writer
-    try:
-        deadline = time.monotonic() + timeout
-        data = b""
-        while b"\n" not in data:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(f"nothing was written to {path.name} in {timeout:g} s")
-            readable, _, _ = select.select([descriptor], [], [], left)
-            if readable:
-                data += os.read(descriptor, 4096)
-    finally:
-        os.close(descriptor)
 
 
 def release(path: Path, timeout: float = BOUND) -> None:
