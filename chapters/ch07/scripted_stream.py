@@ -18,13 +18,14 @@ providers' shapes by hand, because the differences are the point.
 from __future__ import annotations
 
 import copy
+import json
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from chapters.ch07.assembly import assemble
 from shared.completion import ExchangeObserver
-from shared.scripted import ScriptExhaustedError
+from shared.scripted import ScriptExhaustedError, scripted_text
 
 StreamStep = Sequence[Mapping[str, Any] | BaseException]
 AgentStep = StreamStep | Callable[[Mapping[str, Any]], StreamStep]  # or made from the request
@@ -191,3 +192,25 @@ def calls_stream(
             chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[half:]}}]}),
         ]
     return [*chunks, chunk({}, finish_reason)]
+
+
+# --- for a demo's replies, each made from the request it answers ------------------------------
+
+
+def tool_call(number: int, tool: str, arguments: Mapping[str, Any]) -> tuple[str, str, str]:
+    """`(call id, tool, arguments as JSON)`, the call's id made from `number`: `calls_stream`'s."""
+    return f"call_{number}", tool, json.dumps(arguments)
+
+
+def said(text: str) -> list[dict[str, Any]]:
+    """A scripted text reply (marked as scripted), streamed a few words at a time."""
+    words = scripted_text(text).split(" ")
+    pieces = [" ".join(words[i : i + 6]) for i in range(0, len(words), 6)]
+    return text_stream(*(piece if n == 0 else " " + piece for n, piece in enumerate(pieces)))
+
+
+def call_result(request: Mapping[str, Any], call_id: str) -> str:
+    """The content of the tool message in `request` that answers `call_id` ("" when none)."""
+    return next(
+        (str(m["content"]) for m in request["messages"] if m.get("tool_call_id") == call_id), ""
+    )

@@ -25,7 +25,6 @@ are the real ones.
 
 from __future__ import annotations
 
-import json
 import re
 import tempfile
 from collections.abc import Callable, Mapping
@@ -33,7 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from chapters.ch06.demo import write_demo_files
-from chapters.ch07.scripted_stream import AgentStep, AgentStreams, calls_stream, text_stream
+from chapters.ch07.scripted_stream import (
+    AgentStep,
+    AgentStreams,
+    call_result,
+    calls_stream,
+    said,
+    tool_call,
+)
 from shared.console import Console
 from shared.scripted import scripted_text
 
@@ -103,80 +109,63 @@ def demo_model(*, stream: bool = True) -> AgentStreams:
 
 def _save_the_preference(request: Mapping[str, Any]) -> list[dict[str, Any]]:
     text = scripted_text("A preference for later sessions: I save it as a feedback memory.")
-    return calls_stream(_call(1, "memory_write", MEMORY), text=text)
+    return calls_stream(tool_call(1, "memory_write", MEMORY), text=text)
 
 
 def _say_it_was_saved(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    result = _result(request, "call_1")
+    result = call_result(request, "call_1")
     if not result.startswith("ok:"):
-        return _said(f"The memory was not saved: {result.splitlines()[0]}")
-    return _said(
+        return said(f"The memory was not saved: {result.splitlines()[0]}")
+    return said(
         f"Saved as the memory {MEMORY['name']} (.tutorial/memory/{MEMORY['name']}.md). From "
         "the next session on, my system prompt lists it, and I read it when it bears on a task."
     )
 
 
 def _look_it_up(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    search = _call(3, "grep", {"pattern": "TAX_RATE =", "path": "shop"})
+    search = tool_call(3, "grep", {"pattern": "TAX_RATE =", "path": "shop"})
     if LISTED not in request["messages"][0]["content"]:
         return calls_stream(search)
     text = scripted_text("My memory index lists a note on how to say where code is: I read it.")
-    return calls_stream(_call(2, "memory_read", {"name": MEMORY["name"]}), search, text=text)
+    return calls_stream(tool_call(2, "memory_read", {"name": MEMORY["name"]}), search, text=text)
 
 
 def _answer_where(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    found = _matches(_result(request, "call_3"))
+    found = _matches(call_result(request, "call_3"))
     if not found:
-        return _said("I found no TAX_RATE in shop/.")
+        return said("I found no TAX_RATE in shop/.")
     path, line, text = found[0]
     rate = re.search(r'"(0\.\d+)"', text)
     percent = f"{float(rate[1]) * 100:g} percent" if rate else "as set there"
     where = f"{path}:{line}" if _followed(request) else path
-    return _said(f"The sales tax rate is {percent}: `{text.strip()}`, at {where}.")
+    return said(f"The sales tax rate is {percent}: `{text.strip()}`, at {where}.")
 
 
 def _find_the_caller(request: Mapping[str, Any]) -> list[dict[str, Any]]:
     text = scripted_text("Going on from the tax rate: who calls with_tax?")
-    return calls_stream(_call(4, "grep", {"pattern": r"with_tax\(", "path": "shop"}), text=text)
+    return calls_stream(tool_call(4, "grep", {"pattern": r"with_tax\(", "path": "shop"}), text=text)
 
 
 def _answer_who(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    lines = _matches(_result(request, "call_4"))
+    lines = _matches(call_result(request, "call_4"))
     found = {text.split()[0]: (path, line) for path, line, text in lines}  # "def", "return"
     defined, called = found.get("def"), found.get("return")
     if defined is None or called is None:
-        return _said("I could not find where with_tax is defined and called.")
+        return said("I could not find where with_tax is defined and called.")
     if _followed(request):
         where = f"with_tax ({defined[0]}:{defined[1]}) adds it; amount_due calls it at "
         where += f"{called[0]}:{called[1]}"
     else:
         where = f"with_tax in {defined[0]} adds it; amount_due in {called[0]} calls it"
-    return _said(f"{where}, on the cart's total, so the customer pays the total with tax.")
+    return said(f"{where}, on the cart's total, so the customer pays the total with tax.")
 
 
 # --- helpers ----------------------------------------------------------------------------------
 
 
-def _call(number: int, tool: str, arguments: Mapping[str, str]) -> tuple[str, str, str]:
-    return f"call_{number}", tool, json.dumps(arguments)
-
-
-def _said(text: str) -> list[dict[str, Any]]:
-    """A text reply, streamed a few words at a time."""
-    words = scripted_text(text).split(" ")
-    pieces = [" ".join(words[i : i + 6]) for i in range(0, len(words), 6)]
-    return text_stream(*(piece if n == 0 else " " + piece for n, piece in enumerate(pieces)))
-
-
-def _result(request: Mapping[str, Any], call_id: str) -> str:
-    return next(
-        (str(m["content"]) for m in request["messages"] if m.get("tool_call_id") == call_id), ""
-    )
-
-
 def _followed(request: Mapping[str, Any]) -> bool:
     """Whether the model has read the memory in this history (then it does what it says)."""
-    return _result(request, "call_2").startswith(f"ok: memory {MEMORY['name']} ")
+    return call_result(request, "call_2").startswith(f"ok: memory {MEMORY['name']} ")
 
 
 def _matches(result: str) -> list[tuple[str, int, str]]:

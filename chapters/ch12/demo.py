@@ -32,7 +32,14 @@ from typing import Any
 
 from chapters.ch03.settings import PROJECT_SETTINGS
 from chapters.ch06.demo import write_demo_files as write_shop
-from chapters.ch07.scripted_stream import AgentStep, AgentStreams, calls_stream, text_stream
+from chapters.ch07.scripted_stream import (
+    AgentStep,
+    AgentStreams,
+    call_result,
+    calls_stream,
+    said,
+    tool_call,
+)
 from chapters.ch09.demo import RunInSession  # one run in a session: chapter 9 makes them
 from shared.console import Console
 from shared.scripted import scripted_text
@@ -125,7 +132,7 @@ def _plan(request: Mapping[str, Any]) -> list[dict[str, Any]]:
         arguments: dict[str, Any] = {"subject": subject, "activeForm": active}
         if waits:
             arguments["blockedBy"] = list(waits)
-        calls.append(_call(number, "task_create", arguments))
+        calls.append(tool_call(number, "task_create", arguments))
     text = scripted_text("Three tasks; the changelog line waits for the other two.")
     return calls_stream(*calls, text=text)
 
@@ -136,38 +143,38 @@ def _start_too_early(request: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _start_task_1(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    if not _result(request, "call_4").startswith("blocked:"):
-        return _said(f"Task 3 was not refused: {_first_line(request, 'call_4')}")
+    if not call_result(request, "call_4").startswith("blocked:"):
+        return said(f"Task 3 was not refused: {_first_line(request, 'call_4')}")
     text = scripted_text("Task 3 waits for 1 and 2: I start with task 1.")
-    read = _call(6, "read_file", {"path": CART})
+    read = tool_call(6, "read_file", {"path": CART})
     return calls_stream(_update(5, "1", status="in_progress"), read, text=text)
 
 
 def _edit_the_cart(request: Mapping[str, Any]) -> list[dict[str, Any]]:
     edit = {"path": CART, "old_string": OLD_CODES, "new_string": NEW_CODES}
-    return calls_stream(_call(7, "edit_file", edit))
+    return calls_stream(tool_call(7, "edit_file", edit))
 
 
 def _finish_1_start_2(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    if not _result(request, "call_7").startswith("ok:"):
-        return _said(f"The edit failed: {_first_line(request, 'call_7')}")
+    if not call_result(request, "call_7").startswith("ok:"):
+        return said(f"The edit failed: {_first_line(request, 'call_7')}")
     return calls_stream(_update(8, "1", status="completed"), _update(9, "2", status="in_progress"))
 
 
 def _write_the_test(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return calls_stream(_call(10, "write_file", {"path": TEST_FILE, "content": TEST}))
+    return calls_stream(tool_call(10, "write_file", {"path": TEST_FILE, "content": TEST}))
 
 
 def _finish_2(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    if not _result(request, "call_10").startswith("ok:"):
-        return _said(f"The test was not written: {_first_line(request, 'call_10')}")
+    if not call_result(request, "call_10").startswith("ok:"):
+        return said(f"The test was not written: {_first_line(request, 'call_10')}")
     return calls_stream(_update(11, "2", status="completed"))
 
 
 def _leave_3_for_later(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    done = _result(request, "call_11")
+    done = call_result(request, "call_11")
     freed = "task 3 is unblocked" if "unblocked: 3" in done else "task 3 is still open"
-    return _said(
+    return said(
         f"Tasks 1 and 2 are done: SAVE5 is in CODES ({CART}) and {TEST_FILE} tests it. "
         f"As you asked, the changelog line is for tomorrow: {freed} and waits in the task "
         "list, .tutorial/tasks/default/."
@@ -179,35 +186,35 @@ def _leave_3_for_later(request: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _list_the_tasks(request: Mapping[str, Any]) -> list[dict[str, Any]]:
     text = scripted_text("A new session: the task list says what is open.")
-    return calls_stream(_call(1, "task_list", {}), text=text)
+    return calls_stream(tool_call(1, "task_list", {}), text=text)
 
 
 def _take_the_ready_one(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    ready = _ready(_result(request, "call_1"))
+    ready = _ready(call_result(request, "call_1"))
     if ready is None:
-        return _said("The task list has no task I can start: nothing to go on with.")
+        return said("The task list has no task I can start: nothing to go on with.")
     task_id, subject = ready
     text = scripted_text(f"Task {task_id} is ready: {subject}. I take it.")
     return calls_stream(_update(2, task_id, status="in_progress"), text=text)
 
 
 def _write_the_changelog(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    if not _result(request, "call_2").startswith("ok:"):
-        return _said(f"I could not start it: {_first_line(request, 'call_2')}")
-    return calls_stream(_call(3, "write_file", {"path": "CHANGES.md", "content": CHANGES}))
+    if not call_result(request, "call_2").startswith("ok:"):
+        return said(f"I could not start it: {_first_line(request, 'call_2')}")
+    return calls_stream(tool_call(3, "write_file", {"path": "CHANGES.md", "content": CHANGES}))
 
 
 def _finish(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    if not _result(request, "call_3").startswith("ok:"):
-        return _said(f"CHANGES.md was not written: {_first_line(request, 'call_3')}")
-    task_id = _ready(_result(request, "call_1"))
+    if not call_result(request, "call_3").startswith("ok:"):
+        return said(f"CHANGES.md was not written: {_first_line(request, 'call_3')}")
+    task_id = _ready(call_result(request, "call_1"))
     return calls_stream(_update(4, task_id[0] if task_id else "3", status="completed"))
 
 
 def _report(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    if not _result(request, "call_4").startswith("ok:"):
-        return _said(f"The task was not completed: {_first_line(request, 'call_4')}")
-    return _said(
+    if not call_result(request, "call_4").startswith("ok:"):
+        return said(f"The task was not completed: {_first_line(request, 'call_4')}")
+    return said(
         "The changelog line is in CHANGES.md, and its task is completed: every task on the "
         "list is done."
     )
@@ -224,26 +231,9 @@ def _ready(listed: str) -> tuple[str, str] | None:
     return None
 
 
-def _call(number: int, tool: str, arguments: Mapping[str, Any]) -> tuple[str, str, str]:
-    return f"call_{number}", tool, json.dumps(arguments)
-
-
 def _update(number: int, task_id: str, **fields: str) -> tuple[str, str, str]:
-    return _call(number, "task_update", {"taskId": task_id, **fields})
-
-
-def _said(text: str) -> list[dict[str, Any]]:
-    """A text reply, streamed a few words at a time."""
-    words = scripted_text(text).split(" ")
-    pieces = [" ".join(words[i : i + 6]) for i in range(0, len(words), 6)]
-    return text_stream(*(piece if n == 0 else " " + piece for n, piece in enumerate(pieces)))
-
-
-def _result(request: Mapping[str, Any], call_id: str) -> str:
-    return next(
-        (str(m["content"]) for m in request["messages"] if m.get("tool_call_id") == call_id), ""
-    )
+    return tool_call(number, "task_update", {"taskId": task_id, **fields})
 
 
 def _first_line(request: Mapping[str, Any], call_id: str) -> str:
-    return (_result(request, call_id).splitlines() or ["(no result)"])[0]
+    return (call_result(request, call_id).splitlines() or ["(no result)"])[0]

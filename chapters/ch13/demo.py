@@ -51,7 +51,14 @@ from typing import Any
 
 from chapters.ch03.settings import PROJECT_SETTINGS
 from chapters.ch06.demo import write_demo_files as write_shop
-from chapters.ch07.scripted_stream import AgentStep, AgentStreams, calls_stream, text_stream
+from chapters.ch07.scripted_stream import (
+    AgentStep,
+    AgentStreams,
+    call_result,
+    calls_stream,
+    said,
+    tool_call,
+)
 from chapters.ch13.inbox import Inbox
 from shared.process import IS_WINDOWS
 from shared.scripted import scripted_text
@@ -212,22 +219,22 @@ _WAIT = Inbox.wait.__code__
 def _start_the_tests(request: Mapping[str, Any]) -> list[dict[str, Any]]:
     start = {"command": TEST_COMMAND, "run_in_background": True}
     text = scripted_text("The tests are slow: I start them in the background.")
-    return calls_stream(_call(1, "shell", start), text=text)
+    return calls_stream(tool_call(1, "shell", start), text=text)
 
 
 def _read_the_cart(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    started = _result(request, "call_1")
+    started = call_result(request, "call_1")
     if not started.startswith("started background job"):
-        return _said(f"The tests did not start: {_first_line(started)}")
+        return said(f"The tests did not start: {_first_line(started)}")
     text = scripted_text("While they run, I read the cart.")
-    return calls_stream(_call(2, "read_file", {"path": CART}), text=text)
+    return calls_stream(tool_call(2, "read_file", {"path": CART}), text=text)
 
 
 def _answer_while_waiting(request: Mapping[str, Any], hold: GateHolder) -> list[dict[str, Any]]:
     if hold.folder is not None:
         hold.open_when_waiting(hold.folder / GATE)
-    return _said(
-        f"{_codes(_result(request, 'call_2'))} The tests are still running in the "
+    return said(
+        f"{_codes(call_result(request, 'call_2'))} The tests are still running in the "
         "background (bg1); I will tell you how they went when they end."
     )
 
@@ -236,20 +243,20 @@ def _read_the_output(request: Mapping[str, Any], hold: GateHolder) -> list[dict[
     hold.release()  # already open, unless the run never waited
     ended = _notification(request)
     if ended is None:
-        return _said("I was sent back to work, but no background job has ended.")
+        return said("I was sent back to work, but no background job has ended.")
     text = scripted_text(f"Job {ended['task-id']} has ended ({ended['status']}): its output.")
-    return calls_stream(_call(3, "job_output", {"job_id": ended["task-id"]}), text=text)
+    return calls_stream(tool_call(3, "job_output", {"job_id": ended["task-id"]}), text=text)
 
 
 def _report(request: Mapping[str, Any]) -> list[dict[str, Any]]:
     ended = _notification(request) or {}
-    printed = [line for line in _result(request, "call_3").splitlines() if line.strip()]
+    printed = [line for line in call_result(request, "call_3").splitlines() if line.strip()]
     summary = next((line for line in reversed(printed) if " passed" in line), "no summary line")
     how = "passed" if ended.get("status") == "completed" else "did not pass"
-    return _said(
+    return said(
         f"The tests {how}: job {ended.get('task-id', '?')} {ended.get('status', 'ended')} "
         f"with exit code {ended.get('exit-code', '?')}, and the suite said `{summary}`. "
-        f"{_codes(_result(request, 'call_2'))}"
+        f"{_codes(call_result(request, 'call_2'))}"
     )
 
 
@@ -270,23 +277,6 @@ def _notification(request: Mapping[str, Any]) -> dict[str, str] | None:
     texts = [str(m.get("content")) for m in request["messages"] if m.get("role") == "user"]
     last = next((text for text in reversed(texts) if NOTIFICATION in text), None)
     return None if last is None else {m["tag"]: m["value"] for m in _FIELD.finditer(last)}
-
-
-def _call(number: int, tool: str, arguments: Mapping[str, Any]) -> tuple[str, str, str]:
-    return f"call_{number}", tool, json.dumps(arguments)
-
-
-def _said(text: str) -> list[dict[str, Any]]:
-    """A text reply, streamed a few words at a time."""
-    words = scripted_text(text).split(" ")
-    pieces = [" ".join(words[i : i + 6]) for i in range(0, len(words), 6)]
-    return text_stream(*(piece if n == 0 else " " + piece for n, piece in enumerate(pieces)))
-
-
-def _result(request: Mapping[str, Any], call_id: str) -> str:
-    return next(
-        (str(m["content"]) for m in request["messages"] if m.get("tool_call_id") == call_id), ""
-    )
 
 
 def _first_line(text: str) -> str:

@@ -35,7 +35,7 @@ from chapters.ch13.jobs import (
     set_child_subreaper,
     stop_groups,
 )
-from chapters.ch13.tests.support import BOUND, fifo, group_members, ready
+from chapters.ch13.tests.support import BOUND, fifo, group_members, ready, release
 from shared.process import Shell, detect_shell
 
 POSIX = sys.platform != "win32"
@@ -82,23 +82,6 @@ def ends() -> Ends:
 def manager(tmp_path: Path, ends: Ends) -> Iterator[JobManager]:
     with JobManager(tmp_path, detect_shell(), on_end=ends) as jobs:
         yield jobs
-
-
-def release(path: Path, timeout: float = BOUND) -> None:
-    """Write a line into the named pipe `path` once a command opens it to read."""
-    opened: list[int] = []
-    opener = threading.Thread(target=lambda: opened.append(os.open(path, os.O_WRONLY)))
-    opener.start()
-    opener.join(timeout)
-    if not opened:
-        unblock = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # lets the opener return
-        opener.join(BOUND)
-        os.close(unblock)
-        for descriptor in opened:
-            os.close(descriptor)
-        raise TimeoutError(f"nothing opened {path.name} to read in {timeout:g} s")
-    os.write(opened[0], b"go\n")
-    os.close(opened[0])
 
 
 def opened_to_write(path: Path, timeout: float = BOUND) -> int:
