@@ -105,7 +105,7 @@ def created_text(schedule: Schedule, job: ScheduledJob, *, stays: bool) -> str:
         kind = "recurring (permanent)" if job.recurring else "one-shot"
     where = f"durable: in {SCHEDULE_FILE.as_posix()}" if job.durable else "this run only"
     now, fire = schedule.clock.now(), schedule.next_fire(job)
-    wait = waited(math.ceil((fire - now).total_seconds()))
+    wait = how_long(math.ceil((fire - now).total_seconds()))
     text = (
         f"created {job.id}: {words}; next fire {local_time(fire)} (local time, in {wait}; "
         f"it is {local_time(now)} now); {kind}; {where}"
@@ -115,13 +115,22 @@ def created_text(schedule: Schedule, job: ScheduledJob, *, stays: bool) -> str:
     return text
 
 
+def how_long(seconds: int) -> str:
+    """`2s`, `1m05s`, `23h19m`, `6d23h`: a wait as long as a week, said in two units at most."""
+    if seconds < 3_600:
+        return waited(seconds)
+    hours, minutes = divmod(seconds // 60, 60)
+    return f"{hours}h{minutes:02d}m" if hours < 24 else f"{hours // 24}d{hours % 24}h"
+
+
 def list_text(schedule: Schedule) -> str:
     """cron_list's answer: `job_line` for each job, soonest first, or "no scheduled jobs"."""
     jobs = schedule.jobs()
     _, warnings = read_durable(schedule.root)
     # The time first: a model knows today's date (chapter 10) but not the hour, and "in ten
-    # minutes" is a cron expression only once the hour is known.
-    lines = [f"it is {local_time(schedule.clock.now())} now (local time)"]
+    # minutes" is a cron expression only once the hour is known. To the minute, as cron is:
+    # a list asked again in the same minute is the same result (chapter 11's repeat guard).
+    lines = [f"it is {schedule.clock.now().astimezone():%Y-%m-%d %H:%M} now (local time)"]
     lines += [job_line(job, schedule.next_fire(job)) for job in jobs] or ["no scheduled jobs"]
     lines += [f"warning: {warning}" for warning in warnings]
     return "\n".join(lines)

@@ -136,7 +136,7 @@ def test_cron_delete_deletes_or_names_the_ids_there_are(tmp_path: Path) -> None:
 
 def test_cron_list_shows_job_lines_soonest_first_and_warnings(tmp_path: Path) -> None:
     tools, schedule = tools_at(tmp_path)
-    now = "it is 2026-12-04 09:59:58 now (local time)"  # a model knows the date, not the hour
+    now = "it is 2026-12-04 09:59 now (local time)"  # a model knows the date, not the hour
     assert call(tools, CRON_LIST, {}).content == f"{now}\nno scheduled jobs"
     later = schedule.create("0 12 * * *", "noon")
     sooner = schedule.create("0 10 * * *", "ten", durable=True)
@@ -161,3 +161,16 @@ def test_a_file_that_cannot_be_used_is_an_error_result(tmp_path: Path) -> None:
         result = call(tools, name, arguments)
         assert (result.status, result.keyword) == (Status.FAILED, "error")
         assert result.content.startswith("error: .tutorial/scheduled_tasks.json cannot be used")
+
+
+def test_a_wait_is_said_in_two_units_at_most() -> None:
+    from chapters.ch14.cron_tools import how_long
+
+    assert [how_long(s) for s in (2, 65, 3_599, 3_600, 83_972, 604_799)] == [
+        "2s",
+        "1m05s",
+        "59m59s",
+        "1h00m",
+        "23h19m",
+        "6d23h",
+    ]
