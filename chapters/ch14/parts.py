@@ -6,10 +6,10 @@ schedule  --stay-for SECONDS. Once per command: the run's wall clock (`WALL_CLOC
           the main agent only: its `Schedule` (chapters/ch14/schedule.py: its own
           jobs in memory, the folder's durable ones in .tutorial/scheduled_tasks.json);
           cron_create, cron_delete and cron_list on it (chapters/ch14/cron_tools.py);
-          with --stay-for above 0, `FireBetweenTurns` (chapters/ch14/staying.py) before
-          chapter 13's DeliverEvents, so that a due job reaches the model through the
-          inbox after an answer, as a new turn, and a line under the spinner while the
-          run stays (chapters/ch14/view.py); `cron` lists the folder's durable jobs
+          `FireBetweenTurns` (chapters/ch14/staying.py) before chapter 13's
+          DeliverEvents, so that with --stay-for above 0 a due job reaches the model
+          through the inbox after an answer, as a new turn, and a line under the spinner
+          while the run stays (chapters/ch14/view.py); `cron` lists the folder's durable jobs
           (chapters/ch14/listing.py)
 
 Children get no cron tools: a child's turn ends inside its parent's, and a job it
@@ -117,8 +117,7 @@ class Scheduling(Part):
 
         for name in CRON_TOOLS:
             build.add(TOOLS, build.later(named(name)), label=name)
-        if stay <= 0:
-            return  # the run ends after its answer: nothing fires in it
+        # Always there, so that the recipe lists it; with --stay-for 0 it lets every stop be.
         fire = build.later(
             lambda: FireBetweenTurns(
                 schedule(), build.shared(INBOX, Inbox), setup.get(WALL_CLOCK), stay

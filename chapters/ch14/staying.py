@@ -74,10 +74,12 @@ class FireBetweenTurns(Feature):
     staying: bool = field(default=False, init=False)  # while the run waits (the view reads it)
 
     def __post_init__(self) -> None:
-        if not (0 < self.stay_for <= MAX_STAY):
-            raise ValueError(f"stay_for must be more than 0, at most {MAX_STAY:g}: {self.stay_for}")
+        if not (0 <= self.stay_for <= MAX_STAY):
+            raise ValueError(f"stay_for must be 0 to {MAX_STAY:g} seconds: {self.stay_for}")
 
     def on_stop(self, run: Run, answer: str) -> str:
+        if self.stay_for <= 0:
+            return answer  # --stay-for 0: the run ends after its answer, and nothing fires
         console = run.agent.console
         if run.turn >= run.agent.max_turns:  # a fire would be a request the run may not make
             console.notice(
