@@ -12,9 +12,10 @@ dependencies, written for the cron checks of healthchecks.io) knows
 the calendar, the Debian rule that a job with both a day of month and a day
 of week runs when either matches (unless one of them starts with `*`), and
 the names. What we add is a check before it, for two reasons: cronsim accepts
-more than the standard five fields (a sixth field of seconds, `L`, `W`, `#`
-and `?` from Quartz), which another cron would read differently or refuse;
-and its messages ("Bad minute") do not say what is wrong. A model that wrote
+more than the standard five fields (a sixth field of seconds, and Quartz's
+`L`, `LW` and `#`), which another cron would read differently or refuse; and
+its messages ("Bad minute", "Bad day-of-month" for a `W` or a `?`) do not say
+what is wrong. A model that wrote
 `*/0 * * * *` learns from "minute: a step of 0 never advances".
 
 Cron is wall-clock time: "0 9 * * *" is nine o'clock on the clock on the
