@@ -14,7 +14,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from itertools import count
 from typing import Any
 
@@ -45,6 +45,11 @@ def utc() -> Iterator[None]:
         else:
             os.environ["TZ"] = before
         time.tzset()
+
+
+def at(text: str) -> datetime:
+    """An ISO 8601 time as an aware UTC datetime (the tests' TZ is UTC)."""
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 class Jumps:

@@ -7,25 +7,15 @@ set for the test and put back after it.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
 from chapters.ch14.cron import FIELDS, CronError, parse_cron
+from chapters.ch14.tests.support import at  # utc: a fixture
+from chapters.ch14.tests.support import utc as utc
 
-
-@pytest.fixture(autouse=True)
-def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
-def at(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+pytestmark = pytest.mark.usefixtures("utc")
 
 
 @pytest.mark.parametrize(

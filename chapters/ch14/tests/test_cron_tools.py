@@ -18,10 +18,11 @@ from chapters.ch14.cron_tools import (
     make_cron_tools,
 )
 from chapters.ch14.schedule import MAX_JOBS, SCHEDULE_FILE, Schedule, job_line
-from chapters.ch14.tests.test_schedule import run_at, utc, write_file
+from chapters.ch14.tests.support import utc as utc  # a fixture
+from chapters.ch14.tests.test_schedule import run_at, write_file
 from shared.tools import SideEffect, Status, Tool, ToolResult
 
-__all__ = ["utc"]  # the fixture: TZ=UTC for every test here
+pytestmark = pytest.mark.usefixtures("utc")
 
 
 def call(tools: list[Tool], name: str, arguments: dict[str, Any]) -> ToolResult:

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,10 @@ from chapters.ch14.schedule import (
     job_line,
     read_durable,
 )
+from chapters.ch14.tests.support import at  # utc: a fixture
+from chapters.ch14.tests.support import utc as utc
 
+pytestmark = pytest.mark.usefixtures("utc")
 START = datetime(2026, 12, 4, 9, 59, 58, tzinfo=UTC)  # the demo's instant
 BOUND = 20.0  # seconds: the longest a test waits for a child process
 REPO = Path(__file__).resolve().parents[3]
@@ -48,15 +50,6 @@ EXPIRED = (
     "\n(This recurring job expired 7 days after it was created: this was its last run, "
     "and it is deleted.)"
 )
-
-
-@pytest.fixture(autouse=True)
-def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 class Ticks:
@@ -70,10 +63,6 @@ class Ticks:
 
     def advance(self, **delta: float) -> None:
         self.seconds += timedelta(**delta).total_seconds()
-
-
-def at(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 def ms(moment: datetime) -> int:
