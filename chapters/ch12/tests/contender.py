@@ -27,7 +27,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,26 +45,39 @@ def contend(
     """Run one contender per name, all released at once; what each says it did, by name, and
     the seconds from their release to the last one's end.
 
-    Every wait is bounded: a contender that never gets `go` exits after its
-    LIFETIME (closing its stdout, which ends the wait for `ready`), and each is
-    waited for at most `deadline` seconds once released.
+    A contender that never gets `go` exits after its LIFETIME (closing its
+    stdout, which ends the wait for `ready`).
     """
+    commands = {
+        name: [sys.executable, "-m", MODULE, action, str(root), name, str(count)] for name in names
+    }
+    return released_together(commands, deadline)
+
+
+def released_together(
+    commands: Mapping[str, Sequence[str]], deadline: float
+) -> tuple[dict[str, Any], float]:
+    """Start one process per command (run in the repository), wait until each prints
+    `ready`, release them all at once with a line on stdin, and read the one JSON
+    document each prints: those by name, and the seconds from the release to the last
+    one's end. Each is waited for at most `deadline` seconds once released; whatever is
+    still running at the end is killed."""
     processes = {
         name: subprocess.Popen(
-            [sys.executable, "-m", MODULE, action, str(root), name, str(count)],
+            list(command),
             cwd=REPOSITORY,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for name in names
+        for name, command in commands.items()
     }
     try:
         for name, process in processes.items():
             assert process.stdout is not None
             if process.stdout.readline().strip() != "ready":
-                raise RuntimeError(f"contender {name} did not start: {process.stderr}")
+                raise RuntimeError(f"process {name} did not start: {process.stderr}")
         started = time.perf_counter()
         for process in processes.values():  # all are waiting: release them together
             assert process.stdin is not None
@@ -74,7 +87,7 @@ def contend(
         for name, process in processes.items():
             out, err = process.communicate(timeout=deadline)
             if process.returncode != 0:
-                raise RuntimeError(f"contender {name} failed ({process.returncode}): {err}")
+                raise RuntimeError(f"process {name} failed ({process.returncode}): {err}")
             said[name] = json.loads(out)
         return said, time.perf_counter() - started
     finally:

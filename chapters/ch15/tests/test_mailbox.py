@@ -8,9 +8,7 @@ said `ready`, and each wait has a bound (`DEADLINE`).
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,6 +16,7 @@ import pytest
 from filelock import FileLock
 
 from chapters.ch03.tests.support import link
+from chapters.ch12.tests.contender import released_together
 from chapters.ch13.inbox import EVENT_CHARS, Inbox
 from chapters.ch15 import mailbox
 from chapters.ch15.mailbox import (
@@ -38,7 +37,6 @@ from chapters.ch15.mailbox import (
     team_name_problem,
 )
 
-REPOSITORY = Path(__file__).resolve().parents[3]
 DEADLINE = 120.0  # seconds: far more than a healthy run takes; only a hung one waits it out
 WHEN = "2026-05-01T09:30:00.123Z"
 BOX = Path(".tutorial/teams/demo/inboxes")
@@ -419,35 +417,10 @@ def test_two_processes_appending_500_messages_each_lose_none_and_interleave_no_l
     tmp_path: Path,
 ) -> None:
     names, count = ["ann", "ben"], 500
-    processes = {
-        name: subprocess.Popen(
-            [sys.executable, "-c", SENDER, str(tmp_path), name, str(count)],
-            cwd=REPOSITORY,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for name in names
+    commands = {
+        name: [sys.executable, "-c", SENDER, str(tmp_path), name, str(count)] for name in names
     }
-    try:
-        for name, process in processes.items():
-            assert process.stdout is not None
-            assert process.stdout.readline().strip() == "ready", f"{name} did not start"
-        for process in processes.values():  # both wait: release them together
-            assert process.stdin is not None
-            process.stdin.write("go\n")
-            process.stdin.flush()
-        said = {}
-        for name, process in processes.items():
-            out, err = process.communicate(timeout=DEADLINE)
-            assert process.returncode == 0, err
-            said[name] = json.loads(out)
-    finally:
-        for process in processes.values():
-            if process.poll() is None:
-                process.kill()
-                process.communicate(timeout=DEADLINE)
+    said, _ = released_together(commands, DEADLINE)
     lines = (tmp_path / BOX / "bob.jsonl").read_bytes().split(b"\n")
     assert lines[-1] == b"" and len(lines) == len(names) * count + 1
     read = Mailboxes(tmp_path, "demo").unread("bob")
