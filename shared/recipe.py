@@ -326,10 +326,24 @@ def build_agent(
     return agent
 
 
-def child_parts(build: Build, name: str) -> tuple[ToolRegistry, list[Any]]:
-    """A child of `build`'s agent: its tools (never those made `Later`) and its features."""
+def child_parts(
+    build: Build,
+    name: str,
+    services: Mapping[Key[Any], Any] | None = None,
+    console: Console | None = None,
+) -> tuple[ToolRegistry, list[Any]]:
+    """A child of `build`'s agent: its tools (never those made `Later`) and its features.
+    `services`: the child's own, which a part may look for to know what kind of child it
+    makes; `console`: the child's, when it prints elsewhere than the parent."""
     child = contributed(
-        Build(build.setup, console=build.console, model=build.model, name=name, parent=build)
+        Build(
+            build.setup,
+            console=console or build.console,
+            model=build.model,
+            name=name,
+            parent=build,
+            services=services,
+        )
     )
     return _tools(child)[0], child.values(FEATURES)
 

@@ -55,11 +55,13 @@ def make_clock(demo: bool) -> Clock:
 
 
 def stay_for(setup: Setup) -> float:
-    """--stay-for; the demo's `DEMO_STAY` when the demo was not given one."""
-    from chapters.ch14.demo import DEMO_STAY
+    """--stay-for; this chapter's demo's `DEMO_STAY` when that demo was not given one (a
+    later chapter's demo schedules nothing, and ends after its answer)."""
+    from chapters.ch14.demo import DEMO_PROMPT, DEMO_STAY
 
     stay = float(setup.option("stay_for") or 0.0)
-    return stay or (DEMO_STAY if setup.demo else 0.0)
+    ours = setup.demo and setup.recipe.demo.prompt == DEMO_PROMPT
+    return stay or (DEMO_STAY if ours else 0.0)
 
 
 class Scheduling(Part):

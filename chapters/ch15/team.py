@@ -1,0 +1,528 @@
+"""The team while a run lasts: teammates on threads of their own, their mail, and their end.
+
+A sub-agent (chapter 6) is a function call: the parent waits, the child answers
+once, its history is gone. A teammate is a second loop that runs beside the lead
+for as long as the run lasts, on its own thread, with its own history, and the
+two talk only through mailboxes (chapters/ch15/mailbox.py):
+
+    lead                                   teammate "alice" (its own thread)
+    spawn_teammate ──► Team.spawn ───────► run_agent(prompt, its spec)
+    send_message ────► Team.send ────────► alice.jsonl ─► its inbox ─► its next request
+    its next request ◄─ its inbox ◄─ lead.jsonl ◄─ Team.send ◄── its answer (it goes idle)
+
+How mail reaches a history is chapter 13's: a message becomes an inbox event
+(`mail_event`), `DeliverEvents` puts the pending events into the history before a
+request, and only after that are they counted as delivered in the mailbox
+(`MailCount`). A message sent in this process is posted to the recipient's inbox
+at once, so it wakes a member that waits; a member that waits also reads its
+mailbox file again every `MAIL_POLL` seconds, for what another process wrote.
+
+A teammate that answers sends its answer to the lead as a message, and goes idle
+(`TeammateMail.on_stop`): it waits for its mailbox; a message wakes it and the
+loop goes on. Going idle tells nobody: the lead is woken only by mail.
+
+The lead's answer ends the run only when no teammate is working and no message
+is waiting for the lead (`LeadMail.on_stop`); until then it waits, at most
+`team_wait` seconds, and a message sends it back to work. When the run ends, for
+whatever reason, every teammate is stopped at its next request boundary
+(`EndTeam`): an idle one at once, a working one when its request and its calls are
+done, each waited for at most `STOP_WAIT` seconds.
+
+Bounds: `MAX_MEMBERS` live teammates (chapters/ch15/team_config.py); `team_wait`
+at most `MAX_TEAM_WAIT`; a message `MAX_TEXT` characters (a longer answer is
+cut, and says so); every request of every member counts against chapter 6's
+family budget, and when it runs out the whole team stops.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+from xml.sax.saxutils import escape
+
+from chapters.ch06.budget import LIMIT_NAME
+from chapters.ch13.inbox import EVENTS_PER_MESSAGE, Inbox
+from chapters.ch15.mailbox import (
+    EVENT_SOURCE,
+    HARNESS,
+    LEAD,
+    MAX_SUMMARY,
+    MAX_TEXT,
+    MailboxError,
+    Mailboxes,
+    MailMessage,
+    mail_event,
+)
+from chapters.ch15.team_config import MemberStatus, TeamConfig, TeamError
+from shared.agent import Feature, Run
+from shared.errors import AgentError, AgentLimitError, one_line
+
+if TYPE_CHECKING:
+    from shared.console import Console
+
+MAIL_POLL = 0.5  # seconds: how often a waiting member reads its mailbox file again
+STOP_WAIT = 30.0  # seconds the run's end waits for the teammates' threads, all together
+DEFAULT_TEAM_WAIT = 600.0  # seconds the lead waits, after an answer, for a teammate's message
+MAX_TEAM_WAIT = 3_600.0
+FAILED = "teammate_failed"
+IDLE_SOURCE = "team:idle"  # what a teammate's inbox expects while it waits for mail
+SUMMARY_CHARS = 60  # of an answer's first line: the summary of the message that carries it
+MAIL_READ = 100  # mailbox lines read into the inbox at a time
+
+
+def identity_line(name: str, team: str) -> str:
+    """The first line of every teammate's system prompt."""
+    return f'You are teammate "{name}" in team "{team}".'
+
+
+class TeamStopped(AgentError):
+    """The run ended: a teammate stops at its next request boundary."""
+
+
+@dataclass
+class Seat:
+    """One teammate of this run: its name, its inbox, its thread."""
+
+    name: str
+    agent_type: str
+    number: int  # the order it joined in this run (its colour)
+    inbox: Inbox = field(default_factory=Inbox)
+    thread: threading.Thread | None = None
+
+
+class Team:
+    """The team of one run: who runs in this process, the mail between them, the end rule.
+
+    Every method may be called from any thread. One condition guards who is
+    working; it is notified when that changes, when mail is sent and when the
+    team stops, and a counter (`generation`) lets a waiter miss nothing.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        name: str,
+        lead_inbox: Inbox,
+        console: Console,
+        *,
+        mail_poll: float = MAIL_POLL,
+        stop_wait: float = STOP_WAIT,
+        before_start: Callable[[Seat], None] | None = None,
+    ) -> None:
+        """`before_start`: called on a teammate's thread before its loop starts (the demo
+        fixes the order its teammates print in with it)."""
+        self.root = root
+        self.name = name
+        self.lead_inbox = lead_inbox
+        self.console = console
+        self.mail_poll = mail_poll
+        self.stop_wait = stop_wait
+        self.before_start = before_start
+        self.mailboxes = Mailboxes(root, name)
+        self.config = TeamConfig(root, name)
+        self.stopping = threading.Event()
+        self.fatal: AgentLimitError | None = None  # the family's budget ran out in a teammate
+        self._changed = threading.Condition()
+        self._generation = 0
+        self._seats: dict[str, Seat] = {}
+        self._working: set[str] = set()
+        self._joined = 0
+        self._opened = False
+
+    # --- who is on the team ---------------------------------------------------------------
+
+    def open(self) -> None:
+        """Once, before the first teammate starts: members a run left working or idle (it was
+        killed, so nothing stopped them) are marked stopped, so their names are free."""
+        if self._opened:
+            return
+        self._opened = True
+        for member in self.config.live():
+            self._set_status(member.name, MemberStatus.STOPPED)
+
+    def seats(self) -> list[Seat]:
+        with self._changed:
+            return list(self._seats.values())
+
+    def member_names(self) -> list[str]:
+        """The teammates of this run that are working or idle, in the order they joined."""
+        return [seat.name for seat in self.seats()]
+
+    def is_working(self, name: str) -> bool:
+        with self._changed:
+            return name in self._working
+
+    def working(self) -> list[str]:
+        """The teammates working now: making requests, or woken by mail not yet read."""
+        with self._changed:
+            return [name for name in self._seats if name in self._working]
+
+    def generation(self) -> int:
+        with self._changed:
+            return self._generation
+
+    def wait_for_change(self, seen: int, timeout: float) -> None:
+        """Until something changed since `generation()` was `seen`, or `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self._generation == seen:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._changed.wait(left)
+
+    def _touch(self) -> None:
+        """Under `_changed`: wake every waiter."""
+        self._generation += 1
+        self._changed.notify_all()
+
+    # --- starting a teammate --------------------------------------------------------------
+
+    def spawn(self, name: str, agent_type: str, life: Callable[[Seat], None]) -> Seat:
+        """Join `name` to the team and start `life(seat)` on a thread of its own.
+
+        `TeamError` (a live member has the name, the team is full, its file cannot be
+        used) or `ValueError` (a name that can never be one) before anything starts.
+        """
+        if self.stopping.is_set():
+            raise TeamStopped("the run is ending: no teammate starts now")
+        self.open()
+        self.config.join(name, agent_type, self.root)
+        with self._changed:
+            self._joined += 1
+            seat = Seat(name, agent_type, self._joined)
+            self._seats[name] = seat
+            self._working.add(name)
+            self._touch()
+        seat.thread = threading.Thread(
+            target=self._life, args=(seat, life), name=f"teammate {name}", daemon=True
+        )
+        seat.thread.start()
+        return seat
+
+    def _life(self, seat: Seat, life: Callable[[Seat], None]) -> None:
+        """A teammate's whole run, on its thread: it ends stopped, failed, or out of budget."""
+        status, why = MemberStatus.STOPPED, ""
+        try:
+            if self.before_start is not None:
+                self.before_start(seat)
+            life(seat)
+        except TeamStopped:
+            pass
+        except AgentLimitError as error:
+            if error.limit == LIMIT_NAME:  # the family's: the whole team stops
+                with self._changed:
+                    self.fatal = self.fatal or error
+                    self.stopping.set()
+                    self._touch()
+            else:
+                status, why = MemberStatus.FAILED, f"it used all {error.max_turns} turns it may"
+        except Exception as error:  # a provider error, a bug: the lead hears of it
+            status, why = MemberStatus.FAILED, f"{type(error).__name__}: {error}"
+        finally:
+            with self._changed:
+                self._seats.pop(seat.name, None)
+                self._working.discard(seat.name)
+                self._touch()
+        self._set_status(seat.name, status)
+        if status is MemberStatus.FAILED:
+            text = f"{FAILED}: {seat.name}: {one_line(why, 500)}"
+            self.console.notice(f"team: {text}")
+            self._send_one(HARNESS, LEAD, text, f"{seat.name} failed")
+
+    def _set_status(self, name: str, status: MemberStatus) -> None:
+        try:
+            self.config.set_status(name, status)
+        except TeamError as error:  # the roster is for people to read: the run goes on
+            self.console.notice(f"team: {name} could not be marked {status.value}: {error}")
+
+    # --- mail -----------------------------------------------------------------------------
+
+    def recipients(self, sender: str, to: str) -> list[str] | str:
+        """Who `to` names for `sender` (`*`: everyone else), or why nobody can be sent to."""
+        members = self.member_names()
+        everyone = [LEAD, *members]
+        if to == "*":
+            named = [name for name in everyone if name != sender]
+            return named or "nobody else is on the team yet; spawn a teammate first"
+        if to == sender:
+            return f"{to} is you: send to someone else ({self.described(sender)})"
+        if to in everyone:
+            return [to]
+        return f"there is no member named {to!r}. {self.described(sender)}"
+
+    def described(self, sender: str) -> str:
+        """`You may send to: lead, alice (working), bob (idle), or * for all of them.`"""
+        shown = [LEAD] if sender != LEAD else []
+        for name in self.member_names():
+            if name != sender:
+                shown.append(f"{name} ({'working' if self.is_working(name) else 'idle'})")
+        if not shown:
+            return "Nobody else is on the team yet."
+        return f"You may send to: {', '.join(shown)}, or * for all of them."
+
+    def send(self, sender: str, to: list[str], text: str, summary: str | None) -> None:
+        """Append the message to each recipient's mailbox, and wake it if it runs here.
+        `MailboxError` names the first mailbox it could not be written to."""
+        message = MailMessage.new(sender, text, summary)  # ValueError: before anything is sent
+        for name in to:
+            self._deliver(name, message)
+
+    def _send_one(self, sender: str, to: str, text: str, summary: str | None) -> None:
+        try:
+            self._deliver(to, MailMessage.new(sender, text, summary))
+        except (MailboxError, ValueError) as error:
+            self.console.notice(f"team: a message to {to} was not sent: {error}")
+
+    def _deliver(self, to: str, message: MailMessage) -> None:
+        index = self.mailboxes.send(to, message)
+        with self._changed:
+            inbox = self.lead_inbox if to == LEAD else None
+            seat = self._seats.get(to)
+            if seat is not None:
+                inbox = seat.inbox
+                self._working.add(to)  # woken: working from now, so the lead does not stop
+            if inbox is not None:
+                inbox.post(mail_event(to, index, message))
+            self._touch()
+
+    def read_mail(self, name: str, inbox: Inbox) -> None:
+        """Post `name`'s undelivered lines to its inbox (it knows those it has already)."""
+        try:
+            unread = self.mailboxes.unread(name, MAIL_READ)
+        except MailboxError as error:
+            self.console.notice(f"team: {error}; its messages wait")
+            return
+        for index, message in unread:
+            inbox.post(mail_event(name, index, message))
+
+    def count_delivered(self, name: str, inbox: Inbox) -> None:
+        """Move `name`'s count past every line its inbox has delivered, in order: a line is
+        counted only once it, and every line before it, is in the history."""
+        source = f"{EVENT_SOURCE}:{name}"
+        delivered = inbox.delivered_keys
+        try:
+            start = upto = self.mailboxes.delivered(name)
+            while (source, str(upto)) in delivered:
+                upto += 1
+            if upto > start:
+                self.mailboxes.mark_delivered(name, upto)
+        except (MailboxError, ValueError) as error:  # the same lines come again: not twice
+            self.console.notice(f"team: {error}")
+
+    # --- idle -----------------------------------------------------------------------------
+
+    def answered(self, seat: Seat, answer: str) -> None:
+        """A teammate's answer: to the lead as a message from it; then it is idle."""
+        text = fitting(answer.strip() or "(an empty answer)")
+        self._send_one(seat.name, LEAD, text, summary_of(text))
+        self.read_mail(seat.name, seat.inbox)
+        with self._changed:
+            if not seat.inbox.pending():
+                self._working.discard(seat.name)
+            idle = seat.name not in self._working
+            self._touch()
+        if idle:
+            self._set_status(seat.name, MemberStatus.IDLE)
+
+    def wait_for_mail(self, seat: Seat) -> None:
+        """Until a message is in the teammate's inbox (then it works again), or the team
+        stops (`TeamStopped`). Reads the mailbox file every `mail_poll` seconds."""
+        seat.inbox.expect(IDLE_SOURCE)
+        try:
+            while not seat.inbox.pending():
+                if self.stopping.is_set():
+                    raise TeamStopped(f"{seat.name} was stopped while idle")
+                self.read_mail(seat.name, seat.inbox)
+                if seat.inbox.pending():
+                    break
+                seat.inbox.wait(self.mail_poll)
+        finally:
+            seat.inbox.done(IDLE_SOURCE)
+        with self._changed:
+            was_idle = seat.name not in self._working
+            self._working.add(seat.name)
+            self._touch()
+        if was_idle or self.config_status(seat.name) is MemberStatus.IDLE:
+            self._set_status(seat.name, MemberStatus.WORKING)
+
+    def config_status(self, name: str) -> MemberStatus | None:
+        try:
+            found = next((m for m in self.config.members() if m.name == name), None)
+        except TeamError:
+            return None
+        return found.status if found else None
+
+    # --- the end --------------------------------------------------------------------------
+
+    def stop_all(self) -> None:
+        """Stop every teammate at its next request boundary; wait for them (`stop_wait`)."""
+        with self._changed:
+            self.stopping.set()
+            seats = list(self._seats.values())
+            self._touch()
+        for seat in seats:
+            seat.inbox.done(IDLE_SOURCE)  # an idle one wakes, and stops
+        deadline = time.monotonic() + self.stop_wait
+        for seat in seats:
+            if seat.thread is not None:
+                seat.thread.join(max(0.0, deadline - time.monotonic()))
+        left = [seat for seat in seats if seat.thread is not None and seat.thread.is_alive()]
+        for seat in left:
+            self._set_status(seat.name, MemberStatus.STOPPED)
+        if seats:
+            count = len(seats)
+            line = f"team: stopped {count} teammate{'s' if count != 1 else ''} as the run ended"
+            if left:
+                names = ", ".join(seat.name for seat in left)
+                line += (
+                    f"; {names} did not stop within {self.stop_wait:g}s (a request or a "
+                    "command still running) and end with this program"
+                )
+            self.console.info(line)
+
+
+def fitting(text: str) -> str:
+    """`text` as one message carries it: cut, and saying so, when its envelope would pass
+    `MAX_TEXT` characters."""
+    if len(escape(text)) <= MAX_TEXT:
+        return text
+    note = f"\n… (cut: the answer had {len(text):,} characters; a message holds {MAX_TEXT:,})"
+    cut = text
+    while len(escape(cut)) + len(note) > MAX_TEXT:
+        cut = cut[: len(cut) - max(1, (len(escape(cut)) + len(note) - MAX_TEXT) // 5)]
+    return cut + note
+
+
+def summary_of(text: str) -> str:
+    """A few words of `text`: its first line, cut to `SUMMARY_CHARS`."""
+    first = " ".join(text.strip().splitlines()[0].split()) if text.strip() else "(empty)"
+    limit = min(SUMMARY_CHARS, MAX_SUMMARY)
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+# --- the features ----------------------------------------------------------------------------
+
+
+@dataclass
+class TeammateMail(Feature):
+    """A teammate's side: stop at a request boundary once the team stops, read its mail
+    before each request, and go idle after each answer until mail comes."""
+
+    team: Team
+    seat: Seat
+
+    def before_request(self, run: Run) -> None:
+        if self.team.stopping.is_set():
+            raise TeamStopped(f"{self.seat.name} was stopped: the run ended")
+        self.team.read_mail(self.seat.name, self.seat.inbox)
+
+    def on_stop(self, run: Run, answer: str) -> str:
+        self.team.answered(self.seat, answer)
+        self.team.wait_for_mail(self.seat)  # chapter 13's DeliverEvents, next, sends it
+        return answer
+
+
+@dataclass
+class MailCount(Feature):
+    """After chapter 13's DeliverEvents: count as delivered, in the mailbox file, what the
+    inbox has put into the history. At every moment after a delivery, and at the end."""
+
+    team: Team
+    name: str
+    inbox: Inbox
+
+    def before_request(self, run: Run) -> None:
+        self.team.count_delivered(self.name, self.inbox)
+
+    def on_stop(self, run: Run, answer: str) -> str:
+        self.team.count_delivered(self.name, self.inbox)
+        return answer
+
+    def on_end(self, run: Run, error: BaseException | None) -> None:
+        self.team.count_delivered(self.name, self.inbox)
+
+
+Waiting = Callable[[Run, float], AbstractContextManager[object]]
+
+
+def waiting_for_team(run: Run, seconds: float) -> AbstractContextManager[object]:
+    """What the console shows while the lead waits: its spinner, with the bound."""
+    return run.agent.console.waiting(f"waiting for teammates' messages (at most {seconds:g}s)")
+
+
+@dataclass
+class LeadMail(Feature):
+    """The lead's side: its mail before each request, and the end rule after each answer.
+
+    Before chapter 13's DeliverEvents, which sends what this posts to the inbox.
+    """
+
+    team: Team
+    team_wait: float = DEFAULT_TEAM_WAIT
+    waiting: Waiting = waiting_for_team
+
+    def __post_init__(self) -> None:
+        if not (0 <= self.team_wait <= MAX_TEAM_WAIT):
+            raise ValueError(f"team_wait must be 0 to {MAX_TEAM_WAIT:g} seconds: {self.team_wait}")
+
+    def before_request(self, run: Run) -> None:
+        if self.team.fatal is not None:
+            raise self.team.fatal
+        self.team.read_mail(LEAD, self.team.lead_inbox)
+
+    def on_stop(self, run: Run, answer: str) -> str:
+        """Let the run end only when no teammate works and no message waits for the lead."""
+        if self.team.fatal is not None:
+            raise self.team.fatal
+        console = run.agent.console
+        deadline = time.monotonic() + self.team_wait
+        shown = False
+        with ExitStack() as wait:
+            while True:
+                seen = self.team.generation()
+                working = self.team.working()  # first: an answer is sent before going idle
+                self.team.read_mail(LEAD, self.team.lead_inbox)
+                if self.team.fatal is not None:
+                    raise self.team.fatal
+                if self.team.lead_inbox.pending(EVENTS_PER_MESSAGE) or not working:
+                    return answer  # a message: DeliverEvents sends the lead back to work
+                if run.turn >= run.agent.max_turns:
+                    console.notice(
+                        f"team: the lead has made its {run.agent.max_turns} requests "
+                        f"(--max-turns): it does not wait for {_names(working)}"
+                    )
+                    return answer
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    console.notice(
+                        f"team: no message came in {self.team_wait:g}s (--team-wait); the run "
+                        f"ends while {_names(working)} still work"
+                    )
+                    return answer
+                if not shown:  # once, and only if the lead has to wait
+                    shown = True
+                    console.info(f"team: the lead waits for {_names(working)}")
+                    wait.enter_context(self.waiting(run, left))
+                self.team.wait_for_change(seen, min(left, self.team.mail_poll))
+
+
+@dataclass
+class EndTeam(Feature):
+    """When the run ends, however: every teammate stops, and is marked stopped."""
+
+    team: Callable[[], Team | None]  # None: no teammate was ever started
+
+    def on_end(self, run: Run, error: BaseException | None) -> None:
+        team = self.team()
+        if team is not None:
+            team.stop_all()
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(names) if names else "nobody"
