@@ -11,10 +11,13 @@ rules keep that readable:
                           spinner, so it never clears or overwrites the lead's,
                           which is the only one on the screen
 
-The sink writes under one lock, so the lines of one write (a trace's JSON, a
-tool's result) stay together. In a terminal it prints through the lead's rich
-console, which prints above the lead's spinner and gives each name a colour;
-otherwise it writes plain lines, as every console does without a terminal.
+The sink writes under one lock, so the lines of one write (a tool's result)
+stay together. With --trace, a request or a response (`--- request 2 ---` and
+its JSON, written at once) is the one thing not tagged: it goes whole, its title
+naming the member (`--- alice · request 2 ---`), so that its JSON stays JSON to
+copy. In a terminal the sink prints through the lead's rich console, which prints
+above the lead's spinner and gives each name a colour; otherwise it writes plain
+lines, as every console does without a terminal.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from shared.console import Console
 
+TRACE_TITLE = "--- "  # how a traced request or response starts (shared/console.py)
 COLOURS = ("cyan", "magenta", "green", "blue", "yellow", "bright_red")
 
 
@@ -35,6 +39,15 @@ class LineSink:
     def __init__(self, lead: Console) -> None:
         self.lead = lead
         self._lock = threading.Lock()
+
+    def block(self, text: str) -> None:
+        """A trace block, whole and untagged."""
+        with self._lock:
+            if self.lead.fancy:
+                self.lead._err().print(text, end="", markup=False, highlight=False)
+            else:
+                self.lead.err.write(text)
+                self.lead.err.flush()
 
     def write(self, tag: str, colour: str, lines: list[str]) -> None:
         with self._lock:
@@ -53,6 +66,7 @@ class TaggedLines(io.TextIOBase):
     """A text stream that gives the sink whole lines only, each to be tagged `[name]`."""
 
     def __init__(self, name: str, colour: str, sink: LineSink) -> None:
+        self.name = name
         self.tag = f"[{name}]"
         self.colour = colour
         self.sink = sink
@@ -63,6 +77,9 @@ class TaggedLines(io.TextIOBase):
         return True
 
     def write(self, text: str) -> int:
+        if text.startswith(TRACE_TITLE) and text.endswith("\n") and not self._partial:
+            self.sink.block(f"{TRACE_TITLE}{self.name} · {text[len(TRACE_TITLE) :]}")
+            return len(text)
         with self._lock:
             *lines, self._partial = (self._partial + text).split("\n")
         if lines:

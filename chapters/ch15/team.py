@@ -36,6 +36,7 @@ family budget, and when it runs out the whole team stops.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -60,6 +61,7 @@ from chapters.ch15.mailbox import (
 )
 from chapters.ch15.team_config import MemberStatus, TeamConfig, TeamError
 from shared.agent import Feature, Run
+from shared.console import waited
 from shared.errors import AgentError, AgentLimitError, one_line
 
 if TYPE_CHECKING:
@@ -453,7 +455,9 @@ Waiting = Callable[[Run, float], AbstractContextManager[object]]
 
 def waiting_for_team(run: Run, seconds: float) -> AbstractContextManager[object]:
     """What the console shows while the lead waits: its spinner, with the bound."""
-    return run.agent.console.waiting(f"waiting for teammates' messages (at most {seconds:g}s)")
+    return run.agent.console.waiting(
+        f"waiting for teammates' messages (at most {waited(math.ceil(seconds))})"
+    )
 
 
 @dataclass
