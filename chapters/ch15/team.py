@@ -69,6 +69,7 @@ if TYPE_CHECKING:
 
 MAIL_POLL = 0.5  # seconds: how often a waiting member reads its mailbox file again
 STOP_WAIT = 30.0  # seconds the run's end waits for the teammates' threads, all together
+STOP_WAIT_INTERRUPTED = 2.0  # ... after Ctrl-C: a person waits; what is left ends with the program
 DEFAULT_TEAM_WAIT = 600.0  # seconds the lead waits, after an answer, for a teammate's message
 MAX_TEAM_WAIT = 3_600.0
 FAILED = "teammate_failed"
@@ -251,7 +252,7 @@ class Team:
         everyone = [LEAD, *members]
         if to == "*":
             named = [name for name in everyone if name != sender]
-            return named or "nobody else is on the team yet; spawn a teammate first"
+            return named or "no other member of the team is running; spawn a teammate first"
         if to == sender:
             return f"{to} is you: send to someone else ({self.described(sender)})"
         if to in everyone:
@@ -259,14 +260,19 @@ class Team:
         return f"there is no member named {to!r}. {self.described(sender)}"
 
     def described(self, sender: str) -> str:
-        """`You may send to: lead, alice (working), bob (idle), or * for all of them.`"""
-        shown = [LEAD] if sender != LEAD else []
+        """`You may send to "lead", "alice", "bob", or "*" for all of them (alice is working,
+        bob is idle).`: the names alone, quoted, so that a model copies a name, not a note."""
+        names = [LEAD] if sender != LEAD else []
+        states = []
         for name in self.member_names():
             if name != sender:
-                shown.append(f"{name} ({'working' if self.is_working(name) else 'idle'})")
-        if not shown:
-            return "Nobody else is on the team yet."
-        return f"You may send to: {', '.join(shown)}, or * for all of them."
+                names.append(name)
+                states.append(f"{name} is {'working' if self.is_working(name) else 'idle'}")
+        if not names:
+            return "No other member of the team is running."
+        quoted = ", ".join(f'"{name}"' for name in names)
+        said = f" ({', '.join(states)})" if states else ""
+        return f'You may send to {quoted}, or "*" for all of them{said}.'
 
     def send(self, sender: str, to: list[str], text: str, summary: str | None) -> None:
         """Append the message to each recipient's mailbox, and wake it if it runs here.
@@ -362,15 +368,17 @@ class Team:
 
     # --- the end --------------------------------------------------------------------------
 
-    def stop_all(self) -> None:
-        """Stop every teammate at its next request boundary; wait for them (`stop_wait`)."""
+    def stop_all(self, wait: float | None = None) -> None:
+        """Stop every teammate at its next request boundary; wait for them (`wait` seconds,
+        else `stop_wait`)."""
         with self._changed:
             self.stopping.set()
             seats = list(self._seats.values())
             self._touch()
         for seat in seats:
             seat.inbox.done(IDLE_SOURCE)  # an idle one wakes, and stops
-        deadline = time.monotonic() + self.stop_wait
+        bound = self.stop_wait if wait is None else wait
+        deadline = time.monotonic() + bound
         for seat in seats:
             if seat.thread is not None:
                 seat.thread.join(max(0.0, deadline - time.monotonic()))
@@ -383,7 +391,7 @@ class Team:
             if left:
                 names = ", ".join(seat.name for seat in left)
                 line += (
-                    f"; {names} did not stop within {self.stop_wait:g}s (a request or a "
+                    f"; {names} did not stop within {bound:g}s (a request or a "
                     "command still running) and end with this program"
                 )
             self.console.info(line)
@@ -525,7 +533,8 @@ class EndTeam(Feature):
     def on_end(self, run: Run, error: BaseException | None) -> None:
         team = self.team()
         if team is not None:
-            team.stop_all()
+            interrupted = isinstance(error, KeyboardInterrupt)
+            team.stop_all(STOP_WAIT_INTERRUPTED if interrupted else None)
 
 
 def _names(names: list[str]) -> str:

@@ -120,11 +120,11 @@ def make_send_tool(team: Team, sender: str) -> PydanticTool:
     def check(args: SendArgs) -> ToolResult | str:
         named = team.recipients(sender, args.to)
         if isinstance(named, str):
-            return _invalid(f"{named}; nothing was sent.")
+            return _invalid(f"nothing was sent: {named}")
         try:
             MailMessage.new(sender, args.message, args.summary)
         except ValueError as error:
-            return _invalid(f"{error}; nothing was sent.")
+            return _invalid(f"nothing was sent: {error}")
         return args.message
 
     def run(args: SendArgs) -> ToolResult:
