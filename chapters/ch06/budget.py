@@ -32,8 +32,9 @@ class RequestBudget(Feature):
                 self.limit,
                 LIMIT_NAME,
                 fix=(
-                    "the agent and its sub-agents made that many model requests together. "
-                    "Raise --max-requests, or give the sub-agents narrower tasks (run with "
+                    "the agent and every agent it started made that many model requests "
+                    "together. Raise --max-requests, or give the agents it starts narrower tasks "
+                    "(run with "
                     "--trace to see which agent made them)"
                 ),
             )

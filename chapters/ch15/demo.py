@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,6 +41,7 @@ from shared.slots import Key
 
 DEMO_MODEL = "scripted-demo"
 GATE_BOUND = 30.0  # seconds a teammate waits for its turn; then it starts anyway
+STOP_CHECK = 0.05  # seconds between two looks, while it waits, at whether the team stopped
 CART = "shop/cart.py"
 TESTS = "tests/test_cart.py"
 CART_TEXT = '''"""A shopping cart: prices in cents, so that sums are exact."""
@@ -90,10 +92,16 @@ class DemoGate:
             self.waits += 1
             self._changed.notify_all()
 
-    def before_start(self, seat: Seat) -> None:
-        """The Nth teammate to join starts once the lead waits for the Nth time."""
+    def before_start(self, seat: Seat, stopping: threading.Event) -> None:
+        """The Nth teammate to join starts once the lead waits for the Nth time, or once the
+        team stops (a run that ended before the lead waited: it then stops at once)."""
+        deadline = time.monotonic() + GATE_BOUND
         with self._changed:
-            self._changed.wait_for(lambda: self.waits >= seat.number, timeout=GATE_BOUND)
+            while self.waits < seat.number and not stopping.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._changed.wait(min(left, STOP_CHECK))
 
 
 DEMO_GATE: Key[DemoGate] = Key("the demo's order of teammates")

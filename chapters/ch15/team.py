@@ -115,10 +115,10 @@ class Team:
         *,
         mail_poll: float = MAIL_POLL,
         stop_wait: float = STOP_WAIT,
-        before_start: Callable[[Seat], None] | None = None,
+        before_start: Callable[[Seat, threading.Event], None] | None = None,
     ) -> None:
-        """`before_start`: called on a teammate's thread before its loop starts (the demo
-        fixes the order its teammates print in with it)."""
+        """`before_start(seat, stopping)`: called on a teammate's thread before its loop
+        starts (the demo fixes the order its teammates print in with it)."""
         self.root = root
         self.name = name
         self.lead_inbox = lead_inbox
@@ -209,11 +209,15 @@ class Team:
         return seat
 
     def _life(self, seat: Seat, life: Callable[[Seat], None]) -> None:
-        """A teammate's whole run, on its thread: it ends stopped, failed, or out of budget."""
+        """A teammate's whole run, on its thread: it ends stopped, failed, or out of budget.
+
+        What its end says (its status, a failure's message to the lead) is written
+        before it stops counting as working: the lead's end rule never misses it, and
+        the run's end waits for this thread to have written it."""
         status, why = MemberStatus.STOPPED, ""
         try:
             if self.before_start is not None:
-                self.before_start(seat)
+                self.before_start(seat, self.stopping)
             life(seat)
         except TeamStopped:
             pass
@@ -227,16 +231,17 @@ class Team:
                 status, why = MemberStatus.FAILED, f"it used all {error.max_turns} turns it may"
         except Exception as error:  # a provider error, a bug: the lead hears of it
             status, why = MemberStatus.FAILED, f"{type(error).__name__}: {error}"
+        try:
+            self._set_status(seat.name, status)
+            if status is MemberStatus.FAILED:
+                text = f"{FAILED}: {seat.name}: {one_line(why, 500)}"
+                self.console.notice(f"team: {text}")
+                self._send_one(HARNESS, LEAD, text, f"{seat.name} failed")
         finally:
             with self._changed:
                 self._seats.pop(seat.name, None)
                 self._working.discard(seat.name)
                 self._touch()
-        self._set_status(seat.name, status)
-        if status is MemberStatus.FAILED:
-            text = f"{FAILED}: {seat.name}: {one_line(why, 500)}"
-            self.console.notice(f"team: {text}")
-            self._send_one(HARNESS, LEAD, text, f"{seat.name} failed")
 
     def _set_status(self, name: str, status: MemberStatus) -> None:
         try:
@@ -512,9 +517,13 @@ class LeadMail(Feature):
                     return answer
                 left = deadline - time.monotonic()
                 if left <= 0:
+                    waited_for = (
+                        f"no message came in {self.team_wait:g}s (--team-wait)"
+                        if self.team_wait
+                        else "the lead does not wait (--team-wait 0)"
+                    )
                     console.notice(
-                        f"team: no message came in {self.team_wait:g}s (--team-wait); the run "
-                        f"ends while {_names(working)} still work"
+                        f"team: {waited_for}; the run ends while {_names(working)} still work"
                     )
                     return answer
                 if not shown:  # once, and only if the lead has to wait
