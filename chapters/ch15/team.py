@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
 from chapters.ch06.budget import LIMIT_NAME
-from chapters.ch13.inbox import EVENTS_PER_MESSAGE, Inbox
+from chapters.ch13.inbox import EVENTS_PER_MESSAGE, Inbox, delivered_in
 from chapters.ch15.mailbox import (
     EVENT_SOURCE,
     HARNESS,
@@ -63,6 +63,7 @@ from chapters.ch15.team_config import MemberStatus, TeamConfig, TeamError
 from shared.agent import Feature, Run
 from shared.console import waited
 from shared.errors import AgentError, AgentLimitError, one_line
+from shared.messages import Message
 
 if TYPE_CHECKING:
     from shared.console import Console
@@ -314,6 +315,17 @@ class Team:
         for index, message in unread:
             inbox.post(mail_event(name, index, message))
 
+    def already_read(self, name: str, inbox: Inbox, history: Sequence[Message]) -> None:
+        """For a resumed history: the undelivered lines whose envelopes it holds already (the
+        run that added them stopped before it counted them) are delivered, not sent again."""
+        try:
+            unread = self.mailboxes.unread(name, MAIL_READ)
+        except MailboxError:
+            return  # read_mail says what is wrong
+        events = [mail_event(name, index, message) for index, message in unread]
+        held = delivered_in(history, events)
+        inbox.delivered(event for event in events if event.ident in held)
+
     def count_delivered(self, name: str, inbox: Inbox) -> None:
         """Move `name`'s count past every line its inbox has delivered, in order: a line is
         counted only once it, and every line before it, is in the history."""
@@ -483,6 +495,7 @@ class LeadMail(Feature):
     team: Team
     team_wait: float = DEFAULT_TEAM_WAIT
     waiting: Waiting = waiting_for_team
+    _looked: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         if not (0 <= self.team_wait <= MAX_TEAM_WAIT):
@@ -491,6 +504,9 @@ class LeadMail(Feature):
     def before_request(self, run: Run) -> None:
         if self.team.fatal is not None:
             raise self.team.fatal
+        if not self._looked:  # a resumed session may hold mail its last run did not count
+            self._looked = True
+            self.team.already_read(LEAD, self.team.lead_inbox, run.history)
         self.team.read_mail(LEAD, self.team.lead_inbox)
 
     def on_stop(self, run: Run, answer: str) -> str:
