@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
+from chapters.ch03.harness_files import harness_folder
 from chapters.ch06.budget import LIMIT_NAME
 from chapters.ch13.inbox import EVENTS_PER_MESSAGE, Inbox, delivered_in
 from chapters.ch15.mailbox import (
@@ -54,18 +55,21 @@ from chapters.ch15.mailbox import (
     LEAD,
     MAX_SUMMARY,
     MAX_TEXT,
+    TEAMS_FOLDER,
     MailboxError,
     Mailboxes,
     MailMessage,
     mail_event,
 )
-from chapters.ch15.team_config import MemberStatus, TeamConfig, TeamError
+from chapters.ch15.team_config import MemberStatus, TeamConfig, TeamError, TeamFileError
 from shared.agent import Feature, Run
 from shared.console import waited
 from shared.errors import AgentError, AgentLimitError, one_line
 from shared.messages import Message
 
 if TYPE_CHECKING:
+    from filelock import BaseFileLock
+
     from shared.console import Console
 
 MAIL_POLL = 0.5  # seconds: how often a waiting member reads its mailbox file again
@@ -74,6 +78,7 @@ STOP_WAIT_INTERRUPTED = 2.0  # ... after Ctrl-C: a person waits; what is left en
 DEFAULT_TEAM_WAIT = 600.0  # seconds the lead waits, after an answer, for a teammate's message
 MAX_TEAM_WAIT = 3_600.0
 FAILED = "teammate_failed"
+LEAD_LOCK = "lead.lock"  # in the team's folder: held by the run that leads the team
 IDLE_SOURCE = "team:idle"  # what a teammate's inbox expects while it waits for mail
 SUMMARY_CHARS = 60  # of an answer's first line: the summary of the message that carries it
 MAIL_READ = 100  # mailbox lines read into the inbox at a time
@@ -82,6 +87,10 @@ MAIL_READ = 100  # mailbox lines read into the inbox at a time
 def identity_line(name: str, team: str) -> str:
     """The first line of every teammate's system prompt."""
     return f'You are teammate "{name}" in team "{team}".'
+
+
+class TeamLed(TeamError):
+    """Another run leads the team: it holds the team's lead lock."""
 
 
 class TeamStopped(AgentError):
@@ -136,16 +145,34 @@ class Team:
         self._seats: dict[str, Seat] = {}
         self._working: set[str] = set()
         self._joined = 0
-        self._opened = False
+        self._lead_lock: BaseFileLock | None = None  # held from the first spawn to the end
 
     # --- who is on the team ---------------------------------------------------------------
 
     def open(self) -> None:
-        """Once, before the first teammate starts: members a run left working or idle (it was
-        killed, so nothing stopped them) are marked stopped, so their names are free."""
-        if self._opened:
+        """Once, before the first teammate starts: take the team's lead lock, held until
+        `stop_all` (`TeamLed` if another run holds it: two runs that both thought they
+        led a team would share its mailboxes and mark each other's members); then the
+        members a run left working or idle (it was killed, so nothing stopped them) are
+        marked stopped, so their names are free."""
+        if self._lead_lock is not None:
             return
-        self._opened = True
+        from filelock import FileLock, Timeout  # only a run that starts a teammate needs it
+
+        try:
+            folder = harness_folder(self.root, TEAMS_FOLDER / self.name, create=True)
+        except OSError as error:
+            raise TeamFileError(f"{TEAMS_FOLDER.as_posix()}/{self.name}/: {error}") from None
+        lock = FileLock(folder / LEAD_LOCK, thread_local=False, fallback_to_soft=False)
+        try:
+            lock.acquire(blocking=False)
+        except Timeout:
+            raise TeamLed(
+                f"team {self.name} is led by another run in this folder (it holds "
+                f"{TEAMS_FOLDER.as_posix()}/{self.name}/{LEAD_LOCK}); wait for it to end, or "
+                "use another team (--team NAME)"
+            ) from None
+        self._lead_lock = lock
         for member in self.config.live():
             self._set_status(member.name, MemberStatus.STOPPED)
 
@@ -402,6 +429,9 @@ class Team:
         left = [seat for seat in seats if seat.thread is not None and seat.thread.is_alive()]
         for seat in left:
             self._set_status(seat.name, MemberStatus.STOPPED)
+        if self._lead_lock is not None:
+            self._lead_lock.release()  # the OS would let it go with the process anyway
+            self._lead_lock = None
         if seats:
             count = len(seats)
             line = f"team: stopped {count} teammate{'s' if count != 1 else ''} as the run ended"
