@@ -106,6 +106,7 @@ class Seat:
     number: int  # the order it joined in this run (its colour)
     inbox: Inbox = field(default_factory=Inbox)
     thread: threading.Thread | None = None
+    ended: bool = False  # it ended on its own (failed, or spent the budget), not stopped
 
 
 class Team:
@@ -250,6 +251,7 @@ class Team:
         except TeamStopped:
             pass
         except AgentLimitError as error:
+            seat.ended = True  # first: whoever stops the team next does not count it
             if error.limit == LIMIT_NAME:  # the family's: the whole team stops
                 with self._changed:
                     self.fatal = self.fatal or error
@@ -258,6 +260,7 @@ class Team:
             else:
                 status, why = MemberStatus.FAILED, f"it used all {error.max_turns} turns it may"
         except Exception as error:  # a provider error, a bug: the lead hears of it
+            seat.ended = True
             status, why = MemberStatus.FAILED, f"{type(error).__name__}: {error}"
         try:
             self._set_status(seat.name, status)
@@ -432,8 +435,9 @@ class Team:
         if self._lead_lock is not None:
             self._lead_lock.release()  # the OS would let it go with the process anyway
             self._lead_lock = None
-        if seats:
-            count = len(seats)
+        stopped = [seat for seat in seats if not seat.ended]
+        if stopped:
+            count = len(stopped)
             line = f"team: stopped {count} teammate{'s' if count != 1 else ''} as the run ended"
             if left:
                 names = ", ".join(seat.name for seat in left)
