@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from chapters.ch15.team import Seat, Team
     from shared.agent import AgentSpec
 
-TEAM: Key[Team] = Key("the run's team: its teammates and their mail")
+RUN_TEAM: Key[Team] = Key("the run's team: its teammates and their mail")
 TEAMMATE: Key[Seat] = Key("the teammate being made (only a teammate's build has one)")
 LINES: Key[LineSink] = Key("where the teammates' tagged lines are written")
 TEAM_WAIT_DEFAULT = 600.0  # chapters/ch15/team.py's DEFAULT_TEAM_WAIT; here for a fast --help
@@ -124,7 +124,7 @@ class TeamPart(Part):
 
         def team() -> Team:
             if not made:
-                made.append(build.shared(TEAM, lambda: new_team(build)))
+                made.append(build.shared(RUN_TEAM, lambda: new_team(build)))
             return made[0]
 
         agents = build.get(AGENTS)
@@ -167,7 +167,7 @@ class TeamPart(Part):
         from chapters.ch15.team import MailCount, TeammateMail
         from chapters.ch15.team_tools import make_send_tool
 
-        team = build.get(TEAM)
+        team = build.get(RUN_TEAM)
         build.add(TOOLS, make_send_tool(team, seat.name), children=True)
         mail = TeammateMail(team, seat)
         deliver = DeliverEvents(
@@ -253,7 +253,7 @@ def run_teammate(
     from chapters.ch15.team import identity_line
     from chapters.ch15.team_tools import SEND_MESSAGE
 
-    team = build.get(TEAM)
+    team = build.get(RUN_TEAM)
     sink = build.shared(LINES, lambda: LineSink(lead.console))
     console = member_console(lead.console, seat.name, seat.number, sink)
     tools, features = child_parts(build, seat.name, {TEAMMATE: seat}, console)
