@@ -484,8 +484,8 @@ class JobManager:
                     self._soft_kill(entry)
                 stopping.append(entry)
         for entry in stopping:  # the grace runs for all of them at once
-            assert entry.kill_at is not None
-            entry.ended.wait(max(entry.kill_at - time.monotonic(), 0.0))
+            if entry.kill_at is not None:  # None: its group was gone already, nothing to kill
+                entry.ended.wait(max(entry.kill_at - time.monotonic(), 0.0))
         for entry in stopping:
             with entry.lock:
                 if not entry.ended.is_set() and not entry.group_gone:
