@@ -80,7 +80,7 @@ def test_max_requests_ends_the_whole_run_with_exit_1(demo_folder: Path) -> None:
     result = tutorial("run", "--chapter", "6", "--demo", "--max-requests", "3")
     assert result.exit_code == 1
     assert result.stderr.splitlines()[-1].startswith(
-        "AgentLimitError: Agent exceeded max_requests=3: the agent and its sub-agents"
+        "AgentLimitError: Agent exceeded max_requests=3: the agent and every agent it started"
     )
     assert "Raise --max-requests" in result.stderr
     assert result.stdout == ""

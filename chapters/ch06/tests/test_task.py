@@ -349,7 +349,7 @@ def test_every_request_of_the_family_counts_and_running_out_ends_the_whole_run(
         family.run()
     assert caught.value.limit == "max_requests"
     assert str(caught.value).startswith(
-        "Agent exceeded max_requests=4: the agent and its sub-agents"
+        "Agent exceeded max_requests=4: the agent and every agent it started"
     )
     assert len(family.requests_of(PARENT)) == 1
     assert len(family.requests_of(EXPLORE)) == 3  # 1 + 3 = 4: the fifth was never sent
