@@ -573,7 +573,7 @@ class LeadMail(Feature):
                         else "the lead does not wait (--team-wait 0)"
                     )
                     console.notice(
-                        f"team: {waited_for}; the run ends while {_names(working)} still work"
+                        f"team: {waited_for}; the run ends with {_names(working)} still working"
                     )
                     return answer
                 if not shown:  # once, and only if the lead has to wait

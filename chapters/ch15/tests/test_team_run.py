@@ -245,8 +245,8 @@ def test_with_team_wait_0_the_run_ends_at_once_and_the_teammate_is_stopped(
     assert len(rig.requests_of(LEAD)) == 2
     assert len(rig.requests_of(ALICE)) == 1
     printed = rig.printed()
-    said = next(line for line in printed.splitlines() if "the run ends while" in line)
-    assert "--team-wait" in said and said.endswith("the run ends while alice still work")
+    said = next(line for line in printed.splitlines() if "the run ends with" in line)
+    assert "--team-wait" in said and said.endswith("the run ends with alice still working")
     assert "team: the lead waits" not in printed
     assert rig.statuses() == {"alice": "stopped"}
     no_teammate_left(before)
