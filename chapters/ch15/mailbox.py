@@ -63,7 +63,7 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -221,10 +221,16 @@ def envelope(message: MailMessage) -> str:
     return f"<teammate-message{attributes}>{escape(message.text)}</teammate-message>"
 
 
-def mail_event(recipient: str, index: int, message: MailMessage) -> Event:
+def mail_event(
+    recipient: str,
+    index: int,
+    message: MailMessage,
+    render: Callable[[MailMessage], str] = envelope,
+) -> Event:
     """The inbox event of line `index` of `recipient`'s mailbox: posted twice, or after it was
-    delivered, it is still one event (chapter 13's inbox knows it by source and key)."""
-    return Event(f"{EVENT_SOURCE}:{recipient}", str(index), envelope(message))
+    delivered, it is still one event (chapter 13's inbox knows it by source and key).
+    `render`: what the model reads of the message (its envelope, by default)."""
+    return Event(f"{EVENT_SOURCE}:{recipient}", str(index), render(message))
 
 
 class Mailboxes:

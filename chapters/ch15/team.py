@@ -11,7 +11,7 @@ two talk only through mailboxes (chapters/ch15/mailbox.py):
     its next request ◄─ its inbox ◄─ lead.jsonl ◄─ Team.send ◄── its answer (it goes idle)
 
 How mail reaches a history is chapter 13's: a message becomes an inbox event
-(`mail_event`), `DeliverEvents` puts the pending events into the history before a
+(`Team.event`), `DeliverEvents` puts the pending events into the history before a
 request, and only after that are they counted as delivered in the mailbox
 (`MailCount`). A message sent in this process is posted to the recipient's inbox
 at once, so it wakes a member that waits; a member that waits also reads its
@@ -48,7 +48,7 @@ from xml.sax.saxutils import escape
 
 from chapters.ch03.harness_files import harness_folder
 from chapters.ch06.budget import LIMIT_NAME
-from chapters.ch13.inbox import EVENTS_PER_MESSAGE, Inbox, delivered_in
+from chapters.ch13.inbox import EVENTS_PER_MESSAGE, Event, Inbox, delivered_in
 from chapters.ch15.mailbox import (
     EVENT_SOURCE,
     HARNESS,
@@ -59,6 +59,7 @@ from chapters.ch15.mailbox import (
     MailboxError,
     Mailboxes,
     MailMessage,
+    envelope,
     mail_event,
 )
 from chapters.ch15.team_config import MemberStatus, TeamConfig, TeamError, TeamFileError
@@ -127,9 +128,11 @@ class Team:
         mail_poll: float = MAIL_POLL,
         stop_wait: float = STOP_WAIT,
         before_start: Callable[[Seat, threading.Event], None] | None = None,
+        render: Callable[[MailMessage], str] = envelope,
     ) -> None:
         """`before_start(seat, stopping)`: called on a teammate's thread before its loop
-        starts (the demo fixes the order its teammates print in with it)."""
+        starts (the demo fixes the order its teammates print in with it). `render`: what
+        the model reads of a message (its envelope, by default)."""
         self.root = root
         self.name = name
         self.lead_inbox = lead_inbox
@@ -137,6 +140,7 @@ class Team:
         self.mail_poll = mail_poll
         self.stop_wait = stop_wait
         self.before_start = before_start
+        self.render = render
         self.mailboxes = Mailboxes(root, name)
         self.config = TeamConfig(root, name)
         self.stopping = threading.Event()
@@ -332,8 +336,12 @@ class Team:
                 inbox = seat.inbox
                 self._working.add(to)  # woken: working from now, so the lead does not stop
             if inbox is not None:
-                inbox.post(mail_event(to, index, message))
+                inbox.post(self.event(to, index, message))
             self._touch()
+
+    def event(self, name: str, index: int, message: MailMessage) -> Event:
+        """Line `index` of `name`'s mailbox as its inbox event, as `render` shows it."""
+        return mail_event(name, index, message, self.render)
 
     def read_mail(self, name: str, inbox: Inbox) -> None:
         """Post `name`'s undelivered lines to its inbox (it knows those it has already)."""
@@ -343,7 +351,7 @@ class Team:
             self.console.notice(f"team: {error}; its messages wait")
             return
         for index, message in unread:
-            inbox.post(mail_event(name, index, message))
+            inbox.post(self.event(name, index, message))
 
     def already_read(self, name: str, inbox: Inbox, history: Sequence[Message]) -> None:
         """For a resumed history: the undelivered lines whose envelopes it holds already (the
@@ -352,7 +360,7 @@ class Team:
             unread = self.mailboxes.unread(name, MAIL_READ)
         except MailboxError:
             return  # read_mail says what is wrong
-        events = [mail_event(name, index, message) for index, message in unread]
+        events = [self.event(name, index, message) for index, message in unread]
         held = delivered_in(history, events)
         inbox.delivered(event for event in events if event.ident in held)
 
