@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from chapters.ch06.definitions import AgentDefinition
     from chapters.ch15.member_console import LineSink
     from chapters.ch15.team import Seat, Team
+    from chapters.ch15.team_tools import SpawnArgs
     from shared.agent import AgentSpec
 
 RUN_TEAM: Key[Team] = Key("the run's team: its teammates and their mail")
@@ -124,7 +125,7 @@ class TeamPart(Part):
 
         def team() -> Team:
             if not made:
-                made.append(build.shared(RUN_TEAM, lambda: new_team(build)))
+                made.append(build.shared(RUN_TEAM, lambda: self.make_team(build)))
             return made[0]
 
         agents = build.get(AGENTS)
@@ -153,6 +154,21 @@ class TeamPart(Part):
             label="EndTeam",
         )
         build.add(VIEWS, lambda: team_view(made[0] if made else None), label="team_view")
+
+    def make_team(self, build: Build) -> Team:
+        """The run's team, on its folder, with the lead's inbox (chapter 13's) as its mail slot."""
+        from chapters.ch13.inbox import Inbox
+        from chapters.ch15.demo import DEMO_GATE
+        from chapters.ch15.team import Team
+
+        setup = build.setup
+        return Team(
+            build.get(FOLDER),
+            team_name(setup),
+            build.shared(INBOX, Inbox),
+            build.run_console,
+            before_start=setup.get(DEMO_GATE).before_start if setup.demo else None,
+        )
 
     def waiting(self, build: Build) -> Any:
         from chapters.ch15.demo import DEMO_GATE, counted_waiting
@@ -185,21 +201,21 @@ class TeamPart(Part):
     def spawn_tool(self, build: Build, team: Team, lead: AgentSpec) -> Any:
         from chapters.ch15.team_tools import make_spawn_tool
 
-        def start(name: str, prompt: str, definition: AgentDefinition) -> None:
-            joins = f"team: {name} ({definition.name}) joins team {team.name}: {short(prompt)}"
-            lead.console.info(joins)
+        def start(args: SpawnArgs, definition: AgentDefinition) -> None:
+            said = f"team: {args.name} ({definition.name}) joins team {team.name}: "
+            lead.console.info(said + short(args.prompt))
 
             def life(seat: Seat) -> None:
-                run_teammate(build, lead, seat, prompt, definition)
+                run_teammate(build, lead, seat, args.prompt, definition)
 
-            team.spawn(name, definition.name, life)
+            team.spawn(args.name, definition.name, life)
 
         return make_spawn_tool(team, build.get(AGENTS), start)
 
     def spawn_stand_in(self, build: Build) -> Any:
         from chapters.ch15.team_tools import make_spawn_tool
 
-        def not_started(name: str, prompt: str, definition: AgentDefinition) -> None:
+        def not_started(args: SpawnArgs, definition: AgentDefinition) -> None:
             raise ValueError("this spawn_teammate tool is not connected to a team")
 
         return make_spawn_tool(_ListingTeam(), build.get(AGENTS), not_started)  # type: ignore[arg-type]
@@ -226,21 +242,6 @@ class _ListingTeam:
 
     def described(self, sender: str) -> str:
         return ""
-
-
-def new_team(build: Build) -> Team:
-    from chapters.ch13.inbox import Inbox
-    from chapters.ch15.demo import DEMO_GATE
-    from chapters.ch15.team import Team
-
-    setup = build.setup
-    return Team(
-        build.get(FOLDER),
-        team_name(setup),
-        build.shared(INBOX, Inbox),
-        build.run_console,
-        before_start=setup.get(DEMO_GATE).before_start if setup.demo else None,
-    )
 
 
 def run_teammate(

@@ -34,7 +34,7 @@ from shared.tools import KeyArgument, KeyKind, PydanticTool, SideEffect, Status,
 SPAWN_TEAMMATE = "spawn_teammate"
 SEND_MESSAGE = "send_message"
 
-Start = Callable[[str, str, AgentDefinition], None]  # name, prompt, definition: starts it
+Start = Callable[["SpawnArgs", AgentDefinition], None]  # starts the teammate the call asks for
 
 
 class SpawnArgs(BaseModel):
@@ -63,8 +63,11 @@ class SendArgs(BaseModel):
     )
 
 
-def make_spawn_tool(team: Team, agents: AgentCatalog, start: Start) -> PydanticTool:
-    """`spawn_teammate` on `team`; `start` runs the new teammate's loop (it returns at once)."""
+def make_spawn_tool(
+    team: Team, agents: AgentCatalog, start: Start, args_model: type[SpawnArgs] | None = None
+) -> PydanticTool:
+    """`spawn_teammate` on `team`; `start` runs the new teammate's loop (it returns at once).
+    `args_model`: `SpawnArgs` or a model that extends it with what else a spawn may say."""
 
     def check(args: SpawnArgs) -> ToolResult | str:
         problem = member_name_problem(args.name)
@@ -89,7 +92,7 @@ def make_spawn_tool(team: Team, agents: AgentCatalog, start: Start) -> PydanticT
         definition = agents.get(args.agent)
         assert definition is not None
         try:
-            start(args.name, args.prompt, definition)
+            start(args, definition)
         except (TeamError, ValueError) as error:
             return ToolResult.failed("tool_error", f"{error}; nothing started.", Status.ERROR)
         return ToolResult.success(
@@ -106,7 +109,7 @@ def make_spawn_tool(team: Team, agents: AgentCatalog, start: Start) -> PydanticT
             "answer comes to you as a message, and it waits for the next message from you "
             "(send_message). Teammates cannot spawn teammates. Agents:\n" + agents.listed()
         ),
-        args_model=SpawnArgs,
+        args_model=args_model or SpawnArgs,
         side_effect=SideEffect.STATE,
         run=run,
         preview=check,

@@ -35,7 +35,13 @@ from chapters.ch15.mailbox import (
 )
 from chapters.ch15.team import SUMMARY_CHARS, Seat, Team, fitting, summary_of
 from chapters.ch15.team_config import MemberStatus, TeamConfig
-from chapters.ch15.team_tools import SEND_MESSAGE, SPAWN_TEAMMATE, make_send_tool, make_spawn_tool
+from chapters.ch15.team_tools import (
+    SEND_MESSAGE,
+    SPAWN_TEAMMATE,
+    SpawnArgs,
+    make_send_tool,
+    make_spawn_tool,
+)
 from chapters.ch15.tests.support import BOUND, teammate_threads, wait_for
 from shared.console import Console
 from shared.tools import PydanticTool, SideEffect, Status, ToolResult
@@ -75,9 +81,9 @@ class Rig:
         return life
 
     def spawn_tool(self, life: Life | None = None) -> PydanticTool:
-        def start(name: str, prompt: str, definition: AgentDefinition) -> None:
-            self.started.append((name, prompt, definition.name))
-            self.team.spawn(name, definition.name, life or self.waiting())
+        def start(args: SpawnArgs, definition: AgentDefinition) -> None:
+            self.started.append((args.name, args.prompt, definition.name))
+            self.team.spawn(args.name, definition.name, life or self.waiting())
 
         return make_spawn_tool(self.team, self.agents, start)
 
