@@ -13,6 +13,7 @@ nothing runs, nothing is written and no lock is taken. A member a killed run lef
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,8 +29,11 @@ if TYPE_CHECKING:
 HEADER = ("name", "agent", "status", "undelivered")
 
 
-def make_team_command(recipe: Recipe) -> click.Command:
-    """`team` for a chapter's recipe."""
+def make_team_command(
+    recipe: Recipe, more: Callable[[Path, str], None] | None = None
+) -> click.Command:
+    """`team` for a chapter's recipe; `more(root, team)` prints what else a part keeps of
+    the team, after the members."""
 
     @click.command(name="team", cls=FriendlyCommand)
     @workspace_option
@@ -62,13 +66,15 @@ def make_team_command(recipe: Recipe) -> click.Command:
                 f"Team {team} in {folder} of {root} has no members yet: a run of chapter "
                 f"{recipe.chapter} there starts them with spawn_teammate."
             )
-            return
-        click.echo(f"team {team} in {folder} of {root} (lead: {LEAD}@{team}):")
-        rows = [(LEAD, "-", "-", waiting(LEAD))]
-        rows += [(m.name, m.agentType, m.status.value, waiting(m.name)) for m in members]
-        widths = [max(len(row[i]) for row in [HEADER, *rows]) for i in range(len(HEADER))]
-        for row in [HEADER, *rows]:
-            cells = (cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-            click.echo("  ".join(cells).rstrip())
+        else:
+            click.echo(f"team {team} in {folder} of {root} (lead: {LEAD}@{team}):")
+            rows = [(LEAD, "-", "-", waiting(LEAD))]
+            rows += [(m.name, m.agentType, m.status.value, waiting(m.name)) for m in members]
+            widths = [max(len(row[i]) for row in [HEADER, *rows]) for i in range(len(HEADER))]
+            for row in [HEADER, *rows]:
+                cells = (cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+                click.echo("  ".join(cells).rstrip())
+        if more is not None:
+            more(root, team)
 
     return team_command

@@ -202,15 +202,32 @@ class TeamPart(Part):
         from chapters.ch15.team_tools import make_spawn_tool
 
         def start(args: SpawnArgs, definition: AgentDefinition) -> None:
-            said = f"team: {args.name} ({definition.name}) joins team {team.name}: "
-            lead.console.info(said + short(args.prompt))
+            self.start_teammate(build, team, lead, args, definition)
 
-            def life(seat: Seat) -> None:
-                run_teammate(build, lead, seat, args.prompt, definition)
+        return make_spawn_tool(team, build.get(AGENTS), start, self.spawn_args())
 
-            team.spawn(args.name, definition.name, life)
+    def spawn_args(self) -> type[SpawnArgs]:
+        """What spawn_teammate takes."""
+        from chapters.ch15.team_tools import SpawnArgs
 
-        return make_spawn_tool(team, build.get(AGENTS), start)
+        return SpawnArgs
+
+    def start_teammate(
+        self,
+        build: Build,
+        team: Team,
+        lead: AgentSpec,
+        args: SpawnArgs,
+        definition: AgentDefinition,
+    ) -> None:
+        """One spawn_teammate call: say who joins, and start it on its thread."""
+        said = f"team: {args.name} ({definition.name}) joins team {team.name}: "
+        lead.console.info(said + short(args.prompt))
+
+        def life(seat: Seat) -> None:
+            run_teammate(build, lead, seat, args.prompt, definition)
+
+        team.spawn(args.name, definition.name, life)
 
     def spawn_stand_in(self, build: Build) -> Any:
         from chapters.ch15.team_tools import make_spawn_tool
@@ -218,7 +235,8 @@ class TeamPart(Part):
         def not_started(args: SpawnArgs, definition: AgentDefinition) -> None:
             raise ValueError("this spawn_teammate tool is not connected to a team")
 
-        return make_spawn_tool(_ListingTeam(), build.get(AGENTS), not_started)  # type: ignore[arg-type]
+        listing = _ListingTeam()
+        return make_spawn_tool(listing, build.get(AGENTS), not_started, self.spawn_args())  # type: ignore[arg-type]
 
     def commands(self) -> Mapping[str, Subcommand]:
         from chapters.ch15.listing import make_team_command
