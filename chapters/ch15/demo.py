@@ -18,7 +18,7 @@ the mailboxes and the inbox are the chapter's real code.
 Teammates run beside the lead, so what they print could come in any order. The
 demo fixes one, so its golden files hold every byte: a teammate starts its
 first request only once the lead waits for the Nth time (alice the first, bob
-the second: `DemoGate`, given to the team as its `before_start`, and counted by
+the second: `DemoGate`, given to the team as its `before_turn`, and counted by
 the lead's wait). A reader's run has no gate: its teammates start at once.
 """
 
@@ -28,19 +28,20 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from chapters.ch07.scripted_stream import AgentStreams, call_result, calls_stream, said, tool_call
-from chapters.ch15.team import Seat
+from chapters.ch15.team import Seat, Team
 from shared.agent import Run
 from shared.scripted import scripted_text
 from shared.slots import Key
 
 DEMO_MODEL = "scripted-demo"
 GATE_BOUND = 30.0  # seconds a teammate waits for its turn; then it starts anyway
+DEMO_SCHEDULE = {1: (1,), 2: (2,)}  # alice starts at the lead's first wait, bob at its second
 STOP_CHECK = 0.05  # seconds between two looks, while it waits, at whether the team stopped
 CART = "shop/cart.py"
 TESTS = "tests/test_cart.py"
@@ -81,27 +82,59 @@ _TAG = re.compile(
 
 
 class DemoGate:
-    """How many times the lead has started to wait for its team; a teammate waits its turn."""
+    """How many times the lead has started to wait for its team; a teammate's turns wait for
+    theirs. `schedule`: for the Nth teammate to join, the wait each of its turns waits for
+    (its start first, then each wake by mail); a turn not in it waits for nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self, schedule: Mapping[int, Sequence[int]] | None = None) -> None:
+        self.schedule = dict(schedule or DEMO_SCHEDULE)
         self._changed = threading.Condition()
         self.waits = 0
+        self.team: Team | None = None  # the run's, once made: `settle` watches it
+        self._held: set[str] = set()  # teammates waiting here for their turn
+
+    def settle(self) -> None:
+        """As the lead's wait ends: until no teammate works, so that a teammate's turn (one
+        whose message woke the lead half-way, say) prints all it prints before the lead goes
+        on. Bounded, and over once the team stops."""
+        team = self.team
+        if team is None:
+            return
+        deadline = time.monotonic() + GATE_BOUND
+        while self._busy(team) and not team.stopping.is_set():
+            seen, left = team.generation(), deadline - time.monotonic()
+            if left <= 0:
+                return
+            team.wait_for_change(seen, min(left, STOP_CHECK))
 
     def lead_waits(self) -> None:
         with self._changed:
             self.waits += 1
             self._changed.notify_all()
 
-    def before_start(self, seat: Seat, stopping: threading.Event) -> None:
-        """The Nth teammate to join starts once the lead waits for the Nth time, or once the
-        team stops (a run that ended before the lead waited: it then stops at once)."""
+    def _busy(self, team: Team) -> bool:
+        """Whether a teammate works that is not waiting here for its turn."""
+        with self._changed:
+            held = set(self._held)
+        return bool(set(team.working()) - held)
+
+    def before_turn(self, seat: Seat, turn: int, stopping: threading.Event) -> None:
+        """Turn `turn` of the Nth teammate goes on once the lead waits for the time the
+        schedule says, or once the team stops (a run that ended before the lead waited)."""
+        turns = self.schedule.get(seat.number, ())
+        if turn > len(turns):
+            return
         deadline = time.monotonic() + GATE_BOUND
         with self._changed:
-            while self.waits < seat.number and not stopping.is_set():
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return
-                self._changed.wait(min(left, STOP_CHECK))
+            self._held.add(seat.name)
+            try:
+                while self.waits < turns[turn - 1] and not stopping.is_set():
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return
+                    self._changed.wait(min(left, STOP_CHECK))
+            finally:
+                self._held.discard(seat.name)
 
 
 DEMO_GATE: Key[DemoGate] = Key("the demo's order of teammates")
@@ -116,6 +149,7 @@ def counted_waiting(gate: DemoGate) -> Callable[[Run, float], Any]:
         with waiting_for_team(run, seconds):
             gate.lead_waits()
             yield
+            gate.settle()
 
     return waiting
 

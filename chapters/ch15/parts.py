@@ -22,7 +22,7 @@ team  --team NAME, --team-wait SECONDS. The team's name is --team's, else the ta
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -36,6 +36,7 @@ from shared.slots import Key, Phase
 
 if TYPE_CHECKING:
     from chapters.ch06.definitions import AgentDefinition
+    from chapters.ch15.demo import DemoGate
     from chapters.ch15.member_console import LineSink
     from chapters.ch15.team import Seat, Team
     from chapters.ch15.team_tools import SpawnArgs
@@ -61,7 +62,7 @@ class TeamPart(Part):
         "--team, --team-wait; spawn_teammate, send_message: teammates beside the lead, "
         "talking through mailboxes; `team` lists them"
     )
-    options = (
+    options: Sequence[click.Parameter] = (
         click.Option(
             ["--team"],
             default=None,
@@ -103,10 +104,16 @@ class TeamPart(Part):
         if setup.option("team"):
             setup.options["task_list"] = setup.option("team")  # the team's list is its own
         if setup.demo:
-            from chapters.ch15.demo import DEMO_GATE, DemoGate
+            from chapters.ch15.demo import DEMO_GATE
 
-            setup.provide(DEMO_GATE, DemoGate)
+            setup.provide(DEMO_GATE, self.demo_gate)
         setup.add_banner("team", lambda: banner(setup))
+
+    def demo_gate(self) -> DemoGate:
+        """The order the demo's teammates take their turns in (chapters/ch15/demo.py)."""
+        from chapters.ch15.demo import DemoGate
+
+        return DemoGate()
 
     def contribute(self, build: Build) -> None:
         seat = build.find(TEAMMATE, None)
@@ -162,13 +169,17 @@ class TeamPart(Part):
         from chapters.ch15.team import Team
 
         setup = build.setup
-        return Team(
+        gate = setup.get(DEMO_GATE) if setup.demo else None
+        team = Team(
             build.get(FOLDER),
             team_name(setup),
             build.shared(INBOX, Inbox),
             build.run_console,
-            before_start=setup.get(DEMO_GATE).before_start if setup.demo else None,
+            before_turn=gate.before_turn if gate else None,
         )
+        if gate is not None:
+            gate.team = team
+        return team
 
     def waiting(self, build: Build) -> Any:
         from chapters.ch15.demo import DEMO_GATE, counted_waiting

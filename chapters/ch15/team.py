@@ -107,7 +107,8 @@ class Seat:
     number: int  # the order it joined in this run (its colour)
     inbox: Inbox = field(default_factory=Inbox)
     thread: threading.Thread | None = None
-    ended: bool = False  # it ended on its own (failed, or spent the budget), not stopped
+    ended: bool = False  # it ended on its own (failed, spent the budget, left), not stopped
+    turns: int = 0  # its start, and each wake by mail
 
 
 class Team:
@@ -127,11 +128,12 @@ class Team:
         *,
         mail_poll: float = MAIL_POLL,
         stop_wait: float = STOP_WAIT,
-        before_start: Callable[[Seat, threading.Event], None] | None = None,
+        before_turn: Callable[[Seat, int, threading.Event], None] | None = None,
         render: Callable[[MailMessage], str] = envelope,
     ) -> None:
-        """`before_start(seat, stopping)`: called on a teammate's thread before its loop
-        starts (the demo fixes the order its teammates print in with it). `render`: what
+        """`before_turn(seat, turn, stopping)`: called on a teammate's thread before its turn
+        `turn` (1: its start, 2 and on: each time mail wakes it) goes on; the demo fixes
+        the order its members print in with it. `render`: what
         the model reads of a message (its envelope, by default)."""
         self.root = root
         self.name = name
@@ -139,7 +141,7 @@ class Team:
         self.console = console
         self.mail_poll = mail_poll
         self.stop_wait = stop_wait
-        self.before_start = before_start
+        self.before_turn = before_turn
         self.render = render
         self.mailboxes = Mailboxes(root, name)
         self.config = TeamConfig(root, name)
@@ -249,11 +251,10 @@ class Team:
         the run's end waits for this thread to have written it."""
         status, why = MemberStatus.STOPPED, ""
         try:
-            if self.before_start is not None:
-                self.before_start(seat, self.stopping)
+            self._turn(seat)
             life(seat)
         except TeamStopped:
-            pass
+            seat.ended = not self.stopping.is_set()  # it left on its own; the run goes on
         except AgentLimitError as error:
             seat.ended = True  # first: whoever stops the team next does not count it
             if error.limit == LIMIT_NAME:  # the family's: the whole team stops
@@ -277,6 +278,12 @@ class Team:
                 self._seats.pop(seat.name, None)
                 self._working.discard(seat.name)
                 self._touch()
+
+    def _turn(self, seat: Seat) -> None:
+        """A teammate's next turn begins (its start, or a wake): the hook first, if any."""
+        seat.turns += 1
+        if self.before_turn is not None:
+            self.before_turn(seat, seat.turns, self.stopping)
 
     def _set_status(self, name: str, status: MemberStatus) -> None:
         try:
@@ -407,6 +414,7 @@ class Team:
                 seat.inbox.wait(self.mail_poll)
         finally:
             seat.inbox.done(IDLE_SOURCE)
+        self._turn(seat)
         with self._changed:
             was_idle = seat.name not in self._working
             self._working.add(seat.name)
