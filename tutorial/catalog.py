@@ -107,7 +107,7 @@ CHAPTERS = (
     Chapter(13, "background tasks", "后台任务", ready=True),
     Chapter(14, "scheduling", "调度", ready=True),
     Chapter(15, "agent teams", "智能体团队", ready=True),
-    Chapter(16, "team protocols", "团队协议"),
+    Chapter(16, "team protocols", "团队协议", ready=True),
     Chapter(17, "autonomous agents", "自主智能体"),
     Chapter(18, "worktree isolation", "工作树隔离"),
     Chapter(19, "MCP tool pools", "MCP 工具池"),
