@@ -22,7 +22,8 @@ team  --team NAME, --team-wait SECONDS. The team's name is --team's, else the ta
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -32,11 +33,11 @@ from chapters.ch12.parts import DEFAULT_LIST
 from chapters.ch13.parts import INBOX, PROVIDER_PROFILE
 from shared.parts import Build, Later, Part, Setup, Subcommand
 from shared.recipe import FEATURES, FOLDER, TOOLS, VIEWS, child_parts
-from shared.slots import Key, Phase
+from shared.slots import Key, Phase, Slot
 
 if TYPE_CHECKING:
     from chapters.ch06.definitions import AgentDefinition
-    from chapters.ch15.demo import DemoGate
+    from chapters.ch15.mailbox import MailMessage
     from chapters.ch15.member_console import LineSink
     from chapters.ch15.team import Seat, Team
     from chapters.ch15.team_tools import SpawnArgs
@@ -45,6 +46,11 @@ if TYPE_CHECKING:
 RUN_TEAM: Key[Team] = Key("the run's team: its teammates and their mail")
 TEAMMATE: Key[Seat] = Key("the teammate being made (only a teammate's build has one)")
 LINES: Key[LineSink] = Key("where the teammates' tagged lines are written")
+MAIL_RENDER: Key[Callable[[MailMessage], str]] = Key("what the model reads of a message")
+SPAWN_ARGS: Key[type[SpawnArgs]] = Key("what spawn_teammate takes")
+BEFORE_SPAWN = Slot[Callable[["SpawnArgs"], None]](
+    "before spawn", "what runs before a teammate starts, given spawn_teammate's arguments"
+)
 TEAM_WAIT_DEFAULT = 600.0  # chapters/ch15/team.py's DEFAULT_TEAM_WAIT; here for a fast --help
 TEAM_WAIT_MAX = 3_600.0
 
@@ -104,16 +110,12 @@ class TeamPart(Part):
         if setup.option("team"):
             setup.options["task_list"] = setup.option("team")  # the team's list is its own
         if setup.demo:
-            from chapters.ch15.demo import DEMO_GATE
+            from chapters.ch15.demo import DEMO_GATE, DemoGate
 
-            setup.provide(DEMO_GATE, self.demo_gate)
+            setup.provide(DEMO_GATE, DemoGate)  # the order its teammates take their turns in
+        setup.provide(MAIL_RENDER, lambda: _envelope)
+        setup.provide(SPAWN_ARGS, _spawn_args)
         setup.add_banner("team", lambda: banner(setup))
-
-    def demo_gate(self) -> DemoGate:
-        """The order the demo's teammates take their turns in (chapters/ch15/demo.py)."""
-        from chapters.ch15.demo import DemoGate
-
-        return DemoGate()
 
     def contribute(self, build: Build) -> None:
         seat = build.find(TEAMMATE, None)
@@ -132,8 +134,10 @@ class TeamPart(Part):
 
         def team() -> Team:
             if not made:
-                made.append(build.shared(RUN_TEAM, lambda: self.make_team(build)))
+                made.append(self.make_team(build))
             return made[0]
+
+        build.provide(RUN_TEAM, build.later(team))  # the lead's, its teammates', a later part's
 
         agents = build.get(AGENTS)
         if not agents.names:
@@ -176,6 +180,7 @@ class TeamPart(Part):
             build.shared(INBOX, Inbox),
             build.run_console,
             before_turn=gate.before_turn if gate else None,
+            render=setup.get(MAIL_RENDER),
         )
         if gate is not None:
             gate.team = team
@@ -215,13 +220,7 @@ class TeamPart(Part):
         def start(args: SpawnArgs, definition: AgentDefinition) -> None:
             self.start_teammate(build, team, lead, args, definition)
 
-        return make_spawn_tool(team, build.get(AGENTS), start, self.spawn_args())
-
-    def spawn_args(self) -> type[SpawnArgs]:
-        """What spawn_teammate takes."""
-        from chapters.ch15.team_tools import SpawnArgs
-
-        return SpawnArgs
+        return make_spawn_tool(team, build.get(AGENTS), start, build.setup.get(SPAWN_ARGS))
 
     def start_teammate(
         self,
@@ -232,6 +231,8 @@ class TeamPart(Part):
         definition: AgentDefinition,
     ) -> None:
         """One spawn_teammate call: say who joins, and start it on its thread."""
+        for before in build.values(BEFORE_SPAWN):  # refuses by raising; nothing has started
+            before(args)
         said = f"team: {args.name} ({definition.name}) joins team {team.name}: "
         lead.console.info(said + short(args.prompt))
 
@@ -247,18 +248,43 @@ class TeamPart(Part):
             raise ValueError("this spawn_teammate tool is not connected to a team")
 
         listing = _ListingTeam()
-        return make_spawn_tool(listing, build.get(AGENTS), not_started, self.spawn_args())  # type: ignore[arg-type]
+        args = build.setup.get(SPAWN_ARGS)
+        return make_spawn_tool(listing, build.get(AGENTS), not_started, args)  # type: ignore[arg-type]
 
     def commands(self) -> Mapping[str, Subcommand]:
         from chapters.ch15.listing import make_team_command
 
         return {
             "team": Subcommand(
-                make_team_command,
+                lambda recipe: make_team_command(recipe, more=team_listings(recipe)),
                 help="List a team's members, their status and their waiting mail; nothing runs.",
                 absent="Chapter {n} has no teams; teammates run from chapter 15 on",
             )
         }
+
+
+def team_listings(recipe: Any) -> Callable[[Path, str], None]:
+    """What the `team` command prints after the members: each part of the recipe that has a
+    `list_team(root, team)` adds its own."""
+    more = [part.list_team for part in recipe.parts if hasattr(part, "list_team")]
+
+    def listed(root: Path, team: str) -> None:
+        for each in more:
+            each(root, team)
+
+    return listed
+
+
+def _envelope(message: MailMessage) -> str:
+    from chapters.ch15.mailbox import envelope
+
+    return envelope(message)
+
+
+def _spawn_args() -> type[SpawnArgs]:
+    from chapters.ch15.team_tools import SpawnArgs
+
+    return SpawnArgs
 
 
 class _ListingTeam:
