@@ -307,13 +307,14 @@ def run_teammate(
     from chapters.ch12.task_tools import TASK_TOOLS
     from chapters.ch15.member_console import LineSink, member_console
     from chapters.ch15.team import identity_line
-    from chapters.ch15.team_tools import SEND_MESSAGE
-
     team = build.get(RUN_TEAM)
     sink = build.shared(LINES, lambda: LineSink(lead.console))
     console = member_console(lead.console, seat.name, seat.number, sink)
     tools, features = child_parts(build, seat.name, {TEAMMATE: seat}, console)
-    always = {SEND_MESSAGE, *TASK_TOOLS}
+    # A teammate's own tools (send_message, and any a part gives teammates only) and the team's
+    # task list come whatever its definition lists: they are how it works in a team.
+    as_child = child_parts(build, seat.name)[0].names
+    always = {*TASK_TOOLS, *(name for name in tools.names if name not in as_child)}
     keep = [
         name
         for name in tools.names
