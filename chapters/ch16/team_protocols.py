@@ -148,9 +148,9 @@ class Protocols:
             return _ignored(request_id, outcome)
         request = outcome.request
         with self._lock:
-            if approve and self._gated.get(request.sender) == request.id:
-                del self._gated[request.sender]  # the plan gate only: the policy still judges
-            elif not approve and self._gated.get(request.sender) == request.id:
+            if approve:  # any plan of its approved: the plan gate goes (the policy stays)
+                self._gated.pop(request.sender, None)
+            elif self._gated.get(request.sender) == request.id:
                 self._gated[request.sender] = None  # it may submit again
         reply = PlanApprovalResponse(request_id=request.id, approve=approve, feedback=feedback)
         self._send(LEAD, request.sender, reply.text(), f"plan {request.id} {request.status}")
