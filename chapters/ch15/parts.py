@@ -32,7 +32,7 @@ from chapters.ch06.parts import AGENTS
 from chapters.ch12.parts import DEFAULT_LIST
 from chapters.ch13.parts import INBOX, PROVIDER_PROFILE
 from shared.parts import Build, Later, Part, Setup, Subcommand
-from shared.recipe import FEATURES, FOLDER, TOOLS, VIEWS, child_parts
+from shared.recipe import FEATURES, FOLDER, TOOL_FILTERS, TOOLS, VIEWS, child_parts
 from shared.slots import Key, Phase, Slot
 
 if TYPE_CHECKING:
@@ -197,10 +197,11 @@ class TeamPart(Part):
     def teammate(self, build: Build, seat: Seat) -> None:
         from chapters.ch13.inbox import DeliverEvents
         from chapters.ch15.team import MailCount, TeammateMail
-        from chapters.ch15.team_tools import make_send_tool
+        from chapters.ch15.team_tools import SEND_MESSAGE, make_send_tool
 
         team = build.get(RUN_TEAM)
         build.add(TOOLS, make_send_tool(team, seat.name), children=True)
+        team_tools_kept(build, SEND_MESSAGE)
         mail = TeammateMail(team, seat)
         deliver = DeliverEvents(
             seat.inbox,
@@ -263,6 +264,16 @@ class TeamPart(Part):
         }
 
 
+def team_tools_kept(build: Build, *names: str) -> None:
+    """A teammate's team tools survive --tools (chapter 11's filter): they are how it works in
+    the team, and the filter, checked against the lead's tools, could not name them."""
+
+    def kept(chosen: Sequence[str]) -> list[str]:
+        return [*chosen, *(name for name in names if name not in chosen)]
+
+    build.add(TOOL_FILTERS, kept, phase=Phase.LAST, children=True, label="team tools kept")
+
+
 def team_listings(recipe: Any) -> Callable[[Path, str], None]:
     """What the `team` command prints after the members: each part of the recipe that has a
     `list_team(root, team)` adds its own."""
@@ -307,6 +318,7 @@ def run_teammate(
     from chapters.ch12.task_tools import TASK_TOOLS
     from chapters.ch15.member_console import LineSink, member_console
     from chapters.ch15.team import identity_line
+
     team = build.get(RUN_TEAM)
     sink = build.shared(LINES, lambda: LineSink(lead.console))
     console = member_console(lead.console, seat.name, seat.number, sink)

@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING
 import click
 
 from chapters.ch12.parts import TASKS
-from chapters.ch15.parts import BEFORE_SPAWN, MAIL_RENDER, RUN_TEAM, SPAWN_ARGS, TEAMMATE
+from chapters.ch15.parts import (
+    BEFORE_SPAWN,
+    MAIL_RENDER,
+    RUN_TEAM,
+    SPAWN_ARGS,
+    TEAMMATE,
+    team_tools_kept,
+)
 from shared.parts import Build, Part, Setup
 from shared.recipe import AUTHORIZE, FEATURES, FOLDER, TOOLS
 from shared.slots import Key, Phase
@@ -119,8 +126,10 @@ class TeamProtocols(Part):
         protocols = build.get(PROTOCOLS)
         leave = LeaveWhenApproved(protocols, name)
         build.add(FEATURES, leave, phase=Phase.FIRST, before=["team"], children=True)
-        for tool in teammate_tools(protocols, name):
+        tools = teammate_tools(protocols, name)
+        for tool in tools:
             build.add(TOOLS, tool, children=True)
+        team_tools_kept(build, *(tool.name for tool in tools))
 
     def list_team(self, root: Path, team: str) -> None:
         """After chapter 15's members: the team's open requests, and since when."""
