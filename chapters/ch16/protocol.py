@@ -24,10 +24,11 @@ message: anything that is not exactly one of these is free text), and
 answer it.
 
 The log, `.tutorial/teams/<team>/requests.jsonl`, is the truth about every
-request; the messages only carry news of it. learn-claude-code keeps requests
-in a dict, gone when the process ends and invisible to another process. Here
-every request and every change of its status is one line appended (UTF-8 JSON),
-and nothing is ever rewritten:
+request; the messages only carry news of it. learn-claude-code keeps a file per
+request and rewrites it on each answer, without looking at the request's status,
+its type or who answers: a second answer overwrites the first. Here every request
+and every change of its status is one line appended (UTF-8 JSON), nothing is ever
+rewritten, and an answer that does not fit is logged and changes nothing:
 
     {"at": "2026-05-01T09:30:00.123Z", "request_id": "7f3a2c1e", "kind": "shutdown",
      "from": "lead", "to": "alice", "status": "pending", "reason": "..."}     a request
