@@ -109,6 +109,7 @@ class Seat:
     thread: threading.Thread | None = None
     ended: bool = False  # it ended on its own (failed, spent the budget, left), not stopped
     turns: int = 0  # its start, and each wake by mail
+    leaving: bool = False  # it agreed to stop: the error that ends it is no failure
 
 
 class Team:
@@ -262,11 +263,12 @@ class Team:
                     self.fatal = self.fatal or error
                     self.stopping.set()
                     self._touch()
-            else:
+            elif not seat.leaving:
                 status, why = MemberStatus.FAILED, f"it used all {error.max_turns} turns it may"
         except Exception as error:  # a provider error, a bug: the lead hears of it
             seat.ended = True
-            status, why = MemberStatus.FAILED, f"{type(error).__name__}: {error}"
+            if not seat.leaving:
+                status, why = MemberStatus.FAILED, f"{type(error).__name__}: {error}"
         try:
             self._set_status(seat.name, status)
             if status is MemberStatus.FAILED:
@@ -278,6 +280,14 @@ class Team:
                 self._seats.pop(seat.name, None)
                 self._working.discard(seat.name)
                 self._touch()
+
+    def leaving(self, name: str) -> None:
+        """`name` agreed to stop: whatever ends its run now (its turn limit, say) ends it as
+        stopped, not failed."""
+        with self._changed:
+            seat = self._seats.get(name)
+            if seat is not None:
+                seat.leaving = True
 
     def _turn(self, seat: Seat) -> None:
         """A teammate's next turn begins (its start, or a wake): the hook first, if any."""

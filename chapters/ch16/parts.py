@@ -113,9 +113,9 @@ class TeamProtocols(Part):
         end = build.later(lambda: EndProtocols(self.protocols(build)))
         build.add(FEATURES, end, phase=Phase.FIRST, label="EndProtocols")
 
-        def plan_first(args: SpawnArgs) -> None:
-            if getattr(args, "plan_mode_required", False):
-                self.protocols(build).require_plan(args.name)  # before its first call runs
+        def plan_first(args: SpawnArgs) -> None:  # before its first call can run
+            required = bool(getattr(args, "plan_mode_required", False))
+            self.protocols(build).joining(args.name, required)
 
         build.add(BEFORE_SPAWN, plan_first, label="plan_mode_required")
 

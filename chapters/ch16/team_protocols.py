@@ -92,10 +92,15 @@ class Protocols:
 
     # --- plan approval ----------------------------------------------------------------------
 
-    def require_plan(self, name: str) -> None:
-        """`name` (spawned with plan_mode_required) writes nothing until a plan is approved."""
+    def joining(self, name: str, plan_mode_required: bool) -> None:
+        """A teammate is about to start under `name`: what an earlier one of that name left
+        (a gate, an approved stop) goes; with plan_mode_required it writes nothing until a
+        plan of its is approved."""
         with self._lock:
-            self._gated[name] = None
+            self._gated.pop(name, None)
+            self._leaving.discard(name)
+            if plan_mode_required:
+                self._gated[name] = None
 
     def gated(self, name: str) -> bool:
         with self._lock:
@@ -199,6 +204,7 @@ class Protocols:
         if approve:
             with self._lock:
                 self._leaving.add(sender)
+            self.team.leaving(sender)  # ended before its next request (its last turn), too
             return ToolResult.success(
                 f"shutdown {request.id} approved: you stop before your next request. "
                 "Your in_progress tasks go back to pending for others."
@@ -210,15 +216,20 @@ class Protocols:
     def leave_if_approved(self, name: str) -> None:
         """At a request boundary: a teammate whose shutdown was approved releases its tasks,
         tells the lead, and stops (`TeamStopped`: chapter 15 marks it stopped)."""
+        if self.left(name):
+            raise TeamStopped(f"{name} approved its shutdown")
+
+    def left(self, name: str) -> bool:
+        """If `name`'s shutdown was approved: release its tasks and tell the lead, once."""
         with self._lock:
             if name not in self._leaving:
-                return
+                return False
             self._leaving.discard(name)
         released = self._release_tasks(name)
         note = f"; its in_progress tasks back to pending: {', '.join(released)}" if released else ""
         self.team.console.info(f"team: {name} stops, as its shutdown was approved{note}")
         self._send(HARNESS, LEAD, f"{TERMINATED}: {name} stopped as asked{note}", f"{name} stopped")
-        raise TeamStopped(f"{name} approved its shutdown")
+        return True
 
     def _release_tasks(self, name: str) -> list[str]:
         released = []
@@ -309,6 +320,9 @@ class LeaveWhenApproved(Feature):
 
     def before_request(self, run: Run) -> None:
         self.protocols.leave_if_approved(self.name)
+
+    def on_end(self, run: Run, error: BaseException | None) -> None:
+        self.protocols.left(self.name)  # approved on its last turn: no next request came
 
 
 @dataclass
