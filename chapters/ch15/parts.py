@@ -265,11 +265,14 @@ class TeamPart(Part):
 
 
 def team_tools_kept(build: Build, *names: str) -> None:
-    """A teammate's team tools survive --tools (chapter 11's filter): they are how it works in
-    the team, and the filter, checked against the lead's tools, could not name them."""
+    """A teammate's team tools survive --tools (chapter 11's filter: checked against the lead's
+    tools, it could not name them) and its agent definition's list: they are how it works in
+    the team."""
 
     def kept(chosen: Sequence[str]) -> list[str]:
         return [*chosen, *(name for name in names if name not in chosen)]
+
+    build.get(TEAMMATE).team_tools.update(names)  # kept whatever its definition lists, too
 
     build.add(TOOL_FILTERS, kept, phase=Phase.LAST, children=True, label="team tools kept")
 
@@ -323,10 +326,10 @@ def run_teammate(
     sink = build.shared(LINES, lambda: LineSink(lead.console))
     console = member_console(lead.console, seat.name, seat.number, sink)
     tools, features = child_parts(build, seat.name, {TEAMMATE: seat}, console)
-    # A teammate's own tools (send_message, and any a part gives teammates only) and the team's
-    # task list come whatever its definition lists: they are how it works in a team.
-    as_child = child_parts(build, seat.name)[0].names
-    always = {*TASK_TOOLS, *(name for name in tools.names if name not in as_child)}
+    # A teammate's own tools (send_message, and any a part gives teammates only: each says so
+    # with `team_tools_kept`) and the team's task list come whatever its definition lists:
+    # they are how it works in a team.
+    always = {*TASK_TOOLS, *seat.team_tools}
     keep = [
         name
         for name in tools.names

@@ -110,6 +110,7 @@ class Seat:
     ended: bool = False  # it ended on its own (failed, spent the budget, left), not stopped
     turns: int = 0  # its start, and each wake by mail
     leaving: bool = False  # it agreed to stop: the error that ends it is no failure
+    team_tools: set[str] = field(default_factory=set)  # its tools as a teammate, not a child
 
 
 class Team:
@@ -274,7 +275,7 @@ class Team:
             if status is MemberStatus.FAILED:
                 text = f"{FAILED}: {seat.name}: {one_line(why, 500)}"
                 self.console.notice(f"team: {text}")
-                self._send_one(HARNESS, LEAD, text, f"{seat.name} failed")
+                self.send_or_say(HARNESS, LEAD, text, f"{seat.name} failed")
         finally:
             with self._changed:
                 self._seats.pop(seat.name, None)
@@ -338,7 +339,9 @@ class Team:
         for name in to:
             self._deliver(name, message)
 
-    def _send_one(self, sender: str, to: str, text: str, summary: str | None) -> None:
+    def send_or_say(self, sender: str, to: str, text: str, summary: str | None) -> None:
+        """A message the harness sends on its own (an answer, a failure): one that cannot be
+        sent is said on the console, and the run goes on."""
         try:
             self._deliver(to, MailMessage.new(sender, text, summary))
         except (MailboxError, ValueError) as error:
@@ -400,7 +403,7 @@ class Team:
     def answered(self, seat: Seat, answer: str) -> None:
         """A teammate's answer: to the lead as a message from it; then it is idle."""
         text = fitting(answer.strip() or "(an empty answer)")
-        self._send_one(seat.name, LEAD, text, summary_of(text))
+        self.send_or_say(seat.name, LEAD, text, summary_of(text))
         self.read_mail(seat.name, seat.inbox)
         with self._changed:
             if not seat.inbox.pending():
@@ -426,18 +429,9 @@ class Team:
             seat.inbox.done(IDLE_SOURCE)
         self._turn(seat)
         with self._changed:
-            was_idle = seat.name not in self._working
             self._working.add(seat.name)
             self._touch()
-        if was_idle or self.config_status(seat.name) is MemberStatus.IDLE:
-            self._set_status(seat.name, MemberStatus.WORKING)
-
-    def config_status(self, name: str) -> MemberStatus | None:
-        try:
-            found = next((m for m in self.config.members() if m.name == name), None)
-        except TeamError:
-            return None
-        return found.status if found else None
+        self._set_status(seat.name, MemberStatus.WORKING)  # the same status writes nothing
 
     # --- the end --------------------------------------------------------------------------
 

@@ -27,7 +27,6 @@ the run looks every `EXPIRY_POLL` seconds, from the first request to the run's e
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -41,7 +40,6 @@ from chapters.ch16.protocol import (
     ProtocolError,
     RequestKind,
     RequestLog,
-    RequestStatus,
     parse_protocol,
     readable,
     request_message,
@@ -133,7 +131,7 @@ class Protocols:
         with self._lock:
             if sender in self._gated:
                 self._gated[sender] = request.id
-        self._send(sender, LEAD, request_message(request).text(), f"plan {request.id}")
+        self.team.send_or_say(sender, LEAD, request_message(request).text(), f"plan {request.id}")
         self._expiring()
         return ToolResult.success(
             f"request_id {request.id}: your plan went to the lead. Its answer comes as a "
@@ -158,7 +156,9 @@ class Protocols:
             elif self._gated.get(request.sender) == request.id:
                 self._gated[request.sender] = None  # it may submit again
         reply = PlanApprovalResponse(request_id=request.id, approve=approve, feedback=feedback)
-        self._send(LEAD, request.sender, reply.text(), f"plan {request.id} {request.status}")
+        self.team.send_or_say(
+            LEAD, request.sender, reply.text(), f"plan {request.id} {request.status}"
+        )
         said = (
             "approved: it may now write and run, as the policy allows"
             if approve
@@ -180,7 +180,9 @@ class Protocols:
             request = self.log.open(RequestKind.SHUTDOWN, LEAD, teammate, reason)
         except (ProtocolError, ValueError) as error:
             return _refused(error)
-        self._send(LEAD, teammate, request_message(request).text(), f"shutdown {request.id}")
+        self.team.send_or_say(
+            LEAD, teammate, request_message(request).text(), f"shutdown {request.id}"
+        )
         self._expiring()
         return ToolResult.success(
             f"request_id {request.id}: {teammate} was asked to stop. Its answer comes as a "
@@ -210,7 +212,9 @@ class Protocols:
                 "Your in_progress tasks go back to pending for others."
             )
         reply = ShutdownResponse(request_id=request.id, approve=False, reason=reason)
-        self._send(sender, request.sender, reply.text(), f"shutdown {request.id} rejected")
+        self.team.send_or_say(
+            sender, request.sender, reply.text(), f"shutdown {request.id} rejected"
+        )
         return ToolResult.success(f"shutdown {request.id} rejected: the lead reads your reason.")
 
     def leave_if_approved(self, name: str) -> None:
@@ -225,20 +229,13 @@ class Protocols:
             if name not in self._leaving:
                 return False
             self._leaving.discard(name)
-        released = self._release_tasks(name)
+        released = release_tasks(self.tasks, name)
         note = f"; its in_progress tasks back to pending: {', '.join(released)}" if released else ""
         self.team.console.info(f"team: {name} stops, as its shutdown was approved{note}")
-        self._send(HARNESS, LEAD, f"{TERMINATED}: {name} stopped as asked{note}", f"{name} stopped")
+        self.team.send_or_say(
+            HARNESS, LEAD, f"{TERMINATED}: {name} stopped as asked{note}", f"{name} stopped"
+        )
         return True
-
-    def _release_tasks(self, name: str) -> list[str]:
-        released = []
-        for task in self.tasks.list().tasks:
-            if task.owner == name and task.status == "in_progress":
-                outcome = self.tasks.update(task.id, status="pending", owner="")
-                if outcome.ok:
-                    released.append(task.id)
-        return released
 
     # --- expiry -----------------------------------------------------------------------------
 
@@ -260,7 +257,7 @@ class Protocols:
                 f"{self.timeout:g}s (--protocol-timeout)."
             )
             self.team.console.notice(f"protocol: {text}")
-            self._send(HARNESS, request.sender, text, f"{kind} {request.id} expired")
+            self.team.send_or_say(HARNESS, request.sender, text, f"{kind} {request.id} expired")
 
     def _expiring(self) -> None:
         """From the first request on, a thread looks for expired ones until the run ends."""
@@ -282,21 +279,17 @@ class Protocols:
         if expirer is not None:
             expirer.join(EXPIRY_POLL * 5)
 
-    def _send(self, sender: str, to: str, text: str, summary: str) -> None:
-        try:
-            self.team.send(sender, [to], text, summary)
-        except Exception as error:  # a mailbox that cannot be written: said, the run goes on
-            self.team.console.notice(f"protocol: a message to {to} was not sent: {error}")
 
-    def open_requests(self) -> list[str]:
-        """One line per pending request, for the view and the listing."""
-        with contextlib.suppress(ProtocolError):
-            return [
-                f"{REQUEST_TYPE[r.kind]} {r.id} {r.sender} -> {r.recipient}"
-                for r in self.log.requests()
-                if r.status is RequestStatus.PENDING
-            ]
-        return []
+def release_tasks(tasks: TaskStore, owner: str) -> list[str]:
+    """Every in_progress task of `owner` back to pending with no owner (one locked change
+    each); the ids released. A task completed meanwhile is not reopened: chapter 12 refuses
+    to change a completed task's owner."""
+    released = []
+    for task in tasks.list().tasks:
+        mine = task.owner == owner and task.status == "in_progress"
+        if mine and tasks.update(task.id, status="pending", owner="").ok:
+            released.append(task.id)
+    return released
 
 
 def _refused(error: Exception) -> ToolResult:

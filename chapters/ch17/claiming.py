@@ -4,6 +4,7 @@
                                  waits for nothing unfinished, claimed for `owner`; or why
                                  nothing was (it holds a task already, or none is ready)
     release(store, owner)        every in_progress task of `owner` back to pending, no owner
+                                 (chapter 16's `release_tasks`, which a stopped teammate uses)
     assignment(task)             the claimed task as the teammate's next turn:
                                      <task-assignment id="3">subject
 
@@ -54,6 +55,9 @@ from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
 from chapters.ch12.tasks import Outcome, Task, TaskStatus, TaskStore
+from chapters.ch16.team_protocols import release_tasks as release
+
+__all__ = ["Claimed", "NothingToClaim", "assignment", "next_claim", "release"]
 
 # Refusals that mean the task changed meanwhile (claimed, a blocker reopened, completed or
 # deleted by someone else): a lost race, not a failure; try the next candidate.
@@ -109,17 +113,6 @@ def next_claim(store: TaskStore, owner: str) -> Claimed | NothingToClaim:
             f"no task is pending and ready: {', '.join(lost)} were taken or blocked meanwhile"
         )
     return NothingToClaim("no task is pending, unowned and ready")
-
-
-def release(store: TaskStore, owner: str) -> list[str]:
-    """Put every in_progress task of `owner` back to pending with no owner; the ids released."""
-    released = []
-    for task in store.list().tasks:
-        if task.owner == owner and task.status is TaskStatus.IN_PROGRESS:
-            outcome = store.update(task.id, status="pending", owner="")
-            if outcome.ok:
-                released.append(task.id)
-    return released
 
 
 def assignment(task: Task) -> str:
