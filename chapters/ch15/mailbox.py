@@ -293,12 +293,8 @@ class Mailboxes:
                 f"({MAX_MAILBOX_BYTES:,}); the message was not sent. When no member of the "
                 f"team runs, delete .tutorial/teams/{self.team}/{INBOXES}/, or use a new team"
             )
-        written = os.write(descriptor, line)  # ONE write: the whole line, or (disk full) less
-        if written != len(line):
-            # End the piece with a newline: it becomes one line that cannot be read (delivered
-            # as such), and the next message starts a line of its own.
-            with contextlib.suppress(OSError):
-                os.write(descriptor, b"\n")
+        written = append_whole(descriptor, line)
+        if written != len(line):  # the piece is delivered as a line that cannot be read
             raise MailboxError(
                 f"{shown}: only {written:,} of the line's {len(line):,} bytes were written "
                 "(is the disk full?); the message was not sent"
@@ -471,6 +467,17 @@ class Mailboxes:
 
     def _shown_count(self, name: str) -> str:
         return (self.relative / f"{name}{DELIVERED_SUFFIX}").as_posix()
+
+
+def append_whole(descriptor: int, data: bytes) -> int:
+    """Append `data` (whole lines) with ONE `os.write`; the bytes written. When fewer went
+    (the disk is full), the piece is ended with a newline: it becomes one line that cannot be
+    read, and the next writer's line starts a line of its own."""
+    written = os.write(descriptor, data)
+    if written != len(data):
+        with contextlib.suppress(OSError):
+            os.write(descriptor, b"\n")
+    return written
 
 
 def _check_mailbox_name(name: str) -> None:

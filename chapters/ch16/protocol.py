@@ -83,6 +83,7 @@ from chapters.ch03.harness_files import APPEND, harness_folder, open_harness_fil
 from chapters.ch15.mailbox import (
     MAX_TEXT,
     TEAMS_FOLDER,
+    append_whole,
     mailbox_name_problem,
     team_name_problem,
 )
@@ -618,10 +619,8 @@ class RequestLog:
                     f"({MAX_LOG_BYTES:,}); nothing was changed. When no member of the team "
                     f"runs, move it away to start a new log, or use a new team"
                 )
-            written = os.write(descriptor, data)  # ONE write: the whole change, or (disk full) less
-            if written != len(data):
-                with contextlib.suppress(OSError):
-                    os.write(descriptor, b"\n")  # the piece becomes one bad line, skipped
+            written = append_whole(descriptor, data)
+            if written != len(data):  # the piece is one bad line, skipped when read
                 raise ProtocolError(
                     f"{self.shown}: only {written:,} of {len(data):,} bytes were written (is "
                     "the disk full?); nothing was changed"
