@@ -161,11 +161,15 @@ def make_demo_workspace() -> Path:
 
 
 def write_demo_files(folder: Path) -> None:
-    for name, text in ((CART, CART_TEXT), (TESTS, TESTS_TEXT)):
+    write_files(folder, {CART: CART_TEXT, TESTS: TESTS_TEXT, "shop/__init__.py": ""})
+
+
+def write_files(folder: Path, files: Mapping[str, str]) -> None:
+    """Each file of `files` (a relative path, its text) in `folder`, its folders made."""
+    for name, text in files.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    (folder / "shop" / "__init__.py").write_text("", encoding="utf-8")
 
 
 def demo_model(*, stream: bool = True) -> AgentStreams:

@@ -37,7 +37,7 @@ from typing import Any
 
 from chapters.ch03.settings import PROJECT_SETTINGS
 from chapters.ch07.scripted_stream import AgentStreams, call_result, calls_stream, said, tool_call
-from chapters.ch15.demo import CART, CART_TEXT, DemoGate
+from chapters.ch15.demo import CART, CART_TEXT, DemoGate, write_files
 from shared.scripted import scripted_text
 
 DEMO_MODEL = "scripted-demo"
@@ -78,13 +78,9 @@ def make_demo_workspace() -> Path:
 
 
 def write_demo_files(folder: Path) -> None:
-    for name, text in ((CART, CART_TEXT), (CHANGELOG, CHANGELOG_TEXT)):
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    settings = folder / PROJECT_SETTINGS
-    settings.parent.mkdir(parents=True, exist_ok=True)
-    settings.write_text(json.dumps(DEMO_SETTINGS, indent=2) + "\n", encoding="utf-8")
+    settings = json.dumps(DEMO_SETTINGS, indent=2) + "\n"
+    files = {CART: CART_TEXT, CHANGELOG: CHANGELOG_TEXT, PROJECT_SETTINGS.as_posix(): settings}
+    write_files(folder, files)
 
 
 def demo_model(*, stream: bool = True) -> AgentStreams:
